@@ -1,0 +1,89 @@
+"""Checks that need the data, run inside the lazy plan.
+
+Polars has no expression that raises, so the plan carries a few per-query counters (bad values, the first
+offending value) into a Python function applied batch-wise to the per-query frame, never to the input rows.
+It raises the first failed check with the message a user needs, at collect time; otherwise it passes the
+per-query columns through untouched.  Because the output columns come out of that function, no projection
+can prune the check away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+Raise = Callable[[int, object, object], Exception]
+
+
+@dataclass(frozen=True)
+class DataCheck:
+    """A per-query counter column that must be 0 everywhere, and the error to raise when it is not.
+
+    `make_error(total, first_query, first_value)` builds the exception; `value_column`, when set, names a
+    per-query column holding an offending value (a label, a doc id) to quote.
+    """
+
+    count_column: str
+    make_error: Raise
+    value_column: str | None = None
+
+
+def _describe(value: object) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def bad_values(role: str, column: str) -> Raise:
+    def make(total: int, first_query: object, _: object) -> Exception:
+        return ValueError(
+            f"{role} column {column!r} has {total} null, NaN or infinite value(s), "
+            f"the first in query {_describe(first_query)}."
+        )
+
+    return make
+
+
+def fixed(error: type[Exception], message: str) -> Raise:
+    return lambda _total, _query, _value: error(message)
+
+
+def with_query(error: type[Exception], template: str) -> Raise:
+    """`template` may use {total}, {query} and {value}."""
+
+    def make(total: int, first_query: object, value: object) -> Exception:
+        return error(template.format(total=total, query=_describe(first_query), value=_describe(value)))
+
+    return make
+
+
+def apply_checks(
+    per_query: pl.LazyFrame,
+    query_column: str,
+    output_columns: Sequence[str],
+    checks: Sequence[DataCheck],
+) -> pl.LazyFrame:
+    """Raise the first failing check when the frame is collected; keep `output_columns` unchanged."""
+    if not checks:
+        return per_query.select(output_columns)
+    totals = [f"{check.count_column}__total" for check in checks]
+    with_totals = per_query.with_columns(
+        pl.col(check.count_column).sum().alias(total) for check, total in zip(checks, totals, strict=False)
+    )
+    schema = per_query.collect_schema()
+    carried = list(dict.fromkeys([*output_columns, query_column]))
+    output_schema = pl.Struct({name: schema[name] for name in output_columns})
+
+    def check_batch(batch: pl.Series) -> pl.Series:
+        frame = batch.struct.unnest()
+        for check, total in zip(checks, totals, strict=False):
+            failing = frame.filter(pl.col(check.count_column) > 0)
+            if failing.height:
+                value = failing[check.value_column][0] if check.value_column else None
+                raise check.make_error(int(failing[total][0]), failing[query_column][0], value)
+        return frame.select(output_columns).to_struct(batch.name)
+
+    fields = list(dict.fromkeys([*carried, *(c.count_column for c in checks), *totals]))
+    fields += [c.value_column for c in checks if c.value_column and c.value_column not in fields]
+    checked = pl.struct(fields).map_batches(check_batch, return_dtype=output_schema, is_elementwise=True)
+    return with_totals.select(checked.alias("__lodestar_checked")).unnest("__lodestar_checked")
