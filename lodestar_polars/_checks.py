@@ -63,27 +63,34 @@ def apply_checks(
     output_columns: Sequence[str],
     checks: Sequence[DataCheck],
 ) -> pl.LazyFrame:
-    """Raise the first failing check when the frame is collected; keep `output_columns` unchanged."""
+    """Raise the first failing check when the frame is collected; keep `output_columns` unchanged.
+
+    The count, first offending query and first offending value of each check are broadcast from the whole
+    frame, so the message is the same whichever batch the engine hands the function first.
+    """
     if not checks:
         return per_query.select(output_columns)
-    totals = [f"{check.count_column}__total" for check in checks]
-    with_totals = per_query.with_columns(
-        pl.col(check.count_column).sum().alias(total) for check, total in zip(checks, totals, strict=False)
-    )
+    summaries: list[pl.Expr] = []
+    for index, check in enumerate(checks):
+        failing = pl.col(check.count_column) > 0
+        summaries.append(pl.col(check.count_column).sum().alias(f"__check_{index}_total"))
+        summaries.append(pl.col(query_column).filter(failing).first().alias(f"__check_{index}_query"))
+        value = pl.lit(None) if check.value_column is None else pl.col(check.value_column).filter(failing).first()
+        summaries.append(value.alias(f"__check_{index}_value"))
     schema = per_query.collect_schema()
-    carried = list(dict.fromkeys([*output_columns, query_column]))
     output_schema = pl.Struct({name: schema[name] for name in output_columns})
 
     def check_batch(batch: pl.Series) -> pl.Series:
         frame = batch.struct.unnest()
-        for check, total in zip(checks, totals, strict=False):
-            failing = frame.filter(pl.col(check.count_column) > 0)
-            if failing.height:
-                value = failing[check.value_column][0] if check.value_column else None
-                raise check.make_error(int(failing[total][0]), failing[query_column][0], value)
+        for index, check in enumerate(checks):
+            if (frame[check.count_column] > 0).any():
+                first = frame.row(0, named=True)
+                total, query, value = (first[f"__check_{index}_{part}"] for part in ("total", "query", "value"))
+                raise check.make_error(int(total), query, value)
         return frame.select(output_columns).to_struct(batch.name)
 
-    fields = list(dict.fromkeys([*carried, *(c.count_column for c in checks), *totals]))
-    fields += [c.value_column for c in checks if c.value_column and c.value_column not in fields]
+    fields = list(dict.fromkeys([*output_columns, *(c.count_column for c in checks)]))
+    fields += [f"__check_{i}_{part}" for i in range(len(checks)) for part in ("total", "query", "value")]
     checked = pl.struct(fields).map_batches(check_batch, return_dtype=output_schema, is_elementwise=True)
-    return with_totals.select(checked.alias("__lodestar_checked")).unnest("__lodestar_checked")
+    with_summaries = per_query.with_columns(summaries)
+    return with_summaries.select(checked.alias("__lodestar_checked")).unnest("__lodestar_checked")

@@ -40,6 +40,7 @@ HAS_JUDGMENTS = "__lodestar_has_judgments"
 IN_RUN = "__lodestar_in_run"
 SCORED = "__lodestar_scored"
 FIRST_RELEVANT = "__lodestar_first_relevant"
+TOO_LONG = "__lodestar_too_long"
 UNJUDGED = "__lodestar_unjudged"
 
 ROWS = "__lodestar_rows"
@@ -295,6 +296,8 @@ def _finalise(per_query: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
         extra.append(pl.col(WEIGHT_MIN).alias(o.weight))
     if o.metric == "ndcg":
         extra.append((pl.col(_ideal_column(o.cutoffs[0])) == 0).cast(pl.UInt32).alias(NO_RELEVANT))
+    if o.metric == "reciprocal_rank" and o.ties == "average":
+        extra.append((pl.col(ROWS) > MAX_ROWS_PER_QUERY_FOR_AVERAGED_RR).cast(pl.UInt32).alias(TOO_LONG))
     return per_query.with_columns(*metrics, *extra)
 
 
@@ -365,6 +368,10 @@ def _data_checks(o: MetricOptions) -> list[DataCheck]:
                 ),
             )
         )
+    if o.metric == "reciprocal_rank" and o.ties == "average":
+        limit = MAX_ROWS_PER_QUERY_FOR_AVERAGED_RR
+        message = f"query {{query}} has more than {limit} rows, the limit of reciprocal_rank with ties='average'."
+        checks.append(DataCheck(TOO_LONG, with_query(ValueError, message)))
     if o.metric == "ndcg" and o.no_relevant == "error":
         checks.append(
             DataCheck(
