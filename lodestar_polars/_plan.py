@@ -87,9 +87,12 @@ def _gain(o: MetricOptions, relevance: pl.Expr) -> pl.Expr:
         return relevance.cast(pl.Float64)
     if o.gain == "exponential":
         return pl.lit(2.0).pow(relevance.cast(pl.Float64)) - 1.0
-    labels = [label for label, _ in o.gain]
-    gains = [gain for _, gain in o.gain]
-    return relevance.cast(pl.Float64).replace_strict(labels, gains, default=None, return_dtype=pl.Float64)
+    # a when/then chain, not replace_strict: that one falls back to the in-memory engine
+    relevance = relevance.cast(pl.Float64)
+    mapped = pl.when(relevance == o.gain[0][0]).then(o.gain[0][1])
+    for label, value in o.gain[1:]:
+        mapped = mapped.when(relevance == label).then(value)
+    return mapped.otherwise(None)
 
 
 def _discount(o: MetricOptions, position: pl.Expr, cutoff: Cutoff) -> pl.Expr:

@@ -12,10 +12,10 @@ sort is not stable, so scikit-learn itself may differ on tied scores).
 >>> from lodestar_polars.sklearn import dcg_score, ndcg_score
 >>> true_relevance = np.asarray([[10, 0, 0, 1, 5]])
 >>> scores = np.asarray([[0.1, 0.2, 0.3, 4, 70]])
->>> round(dcg_score(true_relevance, scores), 2)
-9.49
->>> round(ndcg_score(true_relevance, scores), 2)
-0.7
+>>> round(dcg_score(true_relevance, scores), 3)
+9.499
+>>> round(ndcg_score(true_relevance, scores), 3)
+0.695
 >>> tied = np.asarray([[1, 0, 0, 0, 1]])
 >>> ndcg_score(true_relevance, tied, k=1)
 0.75
@@ -194,8 +194,13 @@ def _score(
     ignore_ties: bool,
 ) -> float:
     true, score, weights = _checked_inputs(f"{metric}_score", y_true, y_score, sample_weight)
-    if weights is not None and not np.isfinite(weights).all():
-        return math.nan  # numpy's weighted average of finite values with a NaN or infinite weight
+    if weights is not None:
+        weight_sum = weights.sum()  # the sum numpy's average divides by, so it is zero exactly when numpy's is
+        if weight_sum == 0:
+            msg = "Weights sum to zero, can't be normalized"
+            raise ZeroDivisionError(msg)
+        if not math.isfinite(weight_sum):
+            return math.nan  # numpy's weighted average with a NaN or infinite weight
     metrics = rank_metrics(_long_frame(true, score, weights))
     options: dict[str, Any] = {
         "k": None if k is None else int(k),

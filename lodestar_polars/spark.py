@@ -54,6 +54,7 @@ Ties = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"
 MissingQueries = Literal["skip", "zero"]
 
 IS_JUDGMENT = "__lodestar_is_judgment"
+ROW_ORDER = "__lodestar_row_order"
 
 
 def _column(name: str) -> Column:
@@ -125,6 +126,8 @@ def _evaluate_partition(
             return
         frame = pl.from_arrow(pa.Table.from_batches(received))
         assert isinstance(frame, pl.DataFrame)
+        if ROW_ORDER in frame.columns:
+            frame = frame.sort(ROW_ORDER)
         partition_options = options
         if options.qrels is not None:
             q = options.qrels
@@ -152,6 +155,9 @@ def _per_query(evaluation: _Evaluation) -> SparkDataFrame:
             IS_JUDGMENT, F.lit(True)
         )
         rows = rows.withColumn(IS_JUDGMENT, F.lit(False)).unionByName(judged, allowMissingColumns=True)
+    if o.ties in ("input", "reverse"):
+        # the shuffle does not keep row order, which these tie modes read: carry it and restore it
+        rows = rows.withColumn(ROW_ORDER, F.monotonically_increasing_id())
     # hash partitioning by query puts each query (and its judgments) whole into one partition
     partitions = rows.repartition(_column(o.query))
     shipped = o

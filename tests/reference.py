@@ -24,9 +24,7 @@ def gains(relevance: Sequence[float], gain: object) -> list[float]:
     return [float(gain[r]) for r in relevance]
 
 
-def ordered(
-    gain: Sequence[float], score: Sequence[float], doc: Sequence[str] | None, ties: str
-) -> list[int]:
+def ordered(gain: Sequence[float], score: Sequence[float], doc: Sequence[str] | None, ties: str) -> list[int]:
     """Row indices (within the query, in input order) sorted by descending score and the tie rule."""
     rows = range(len(score))
     if ties == "input":
@@ -100,5 +98,7 @@ def sklearn_dcg(gain: Sequence[float], score: Sequence[float], k: int | None, lo
 
 
 def weighted_mean(values: Sequence[float | None], weights: Sequence[float] | None) -> float:
-    pairs = [(v, 1.0 if weights is None else w) for v, w in zip(values, weights or [None] * len(values)) if v is not None]
+    pairs = [
+        (v, 1.0 if weights is None else w) for v, w in zip(values, weights or [None] * len(values)) if v is not None
+    ]
     return sum(v * w for v, w in pairs) / sum(w for _, w in pairs)

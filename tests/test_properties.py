@@ -133,14 +133,20 @@ def test_weighted_mean_matches_scikit_learn_average(frame: pl.DataFrame, k: int 
     no_relevant=st.sampled_from([0.0, 1.0, 0.5, None]),
 )
 def test_eager_lazy_and_streaming_agree(frame: pl.DataFrame, k: Any, ties: str, no_relevant: float | None) -> None:
-    frame = frame.with_columns(pl.when(pl.col("query") % 3 == 0).then(0).otherwise(pl.col("relevance")).alias("relevance"))
+    frame = frame.with_columns(
+        pl.when(pl.col("query") % 3 == 0).then(0).otherwise(pl.col("relevance")).alias("relevance")
+    )
     options: dict[str, Any] = {"k": k, "ties": ties, "doc": "doc", "weight": "weight", "no_relevant": no_relevant}
     eager = frame.rank_metrics.ndcg(**options)
     lazy = frame.lazy().rank_metrics.ndcg(**options)
     # parallel group-by sums may add in a different order: equal to rounding, not bit for bit
     assert_frame_equal(lazy.collect(engine="in-memory"), eager, rel_tol=1e-12, abs_tol=1e-12)
     assert_frame_equal(lazy.collect(engine="streaming"), eager, rel_tol=1e-12, abs_tol=1e-12)
-    eager_mean = frame.rank_metrics.ndcg_mean(**options) if eager[column("ndcg", as_list(k)[0])].null_count() < eager.height else None
+    eager_mean = (
+        frame.rank_metrics.ndcg_mean(**options)
+        if eager[column("ndcg", as_list(k)[0])].null_count() < eager.height
+        else None
+    )
     if eager_mean is not None:
         streamed_mean = frame.lazy().rank_metrics.ndcg_mean(**options).collect(engine="streaming")
         assert_frame_equal(streamed_mean, eager_mean, rel_tol=1e-12, abs_tol=1e-12)
@@ -149,7 +155,9 @@ def test_eager_lazy_and_streaming_agree(frame: pl.DataFrame, k: Any, ties: str, 
 @SETTINGS
 @given(frame=ragged_frames(), k=cutoffs, no_relevant=st.sampled_from([0.0, 1.0, 0.5, None]))
 def test_no_relevant_sets_the_value_of_all_zero_queries(frame: pl.DataFrame, k: Any, no_relevant: float | None) -> None:
-    frame = frame.with_columns(pl.when(pl.col("query") % 2 == 0).then(0).otherwise(pl.col("relevance")).alias("relevance"))
+    frame = frame.with_columns(
+        pl.when(pl.col("query") % 2 == 0).then(0).otherwise(pl.col("relevance")).alias("relevance")
+    )
     result = frame.rank_metrics.ndcg(k=k, no_relevant=no_relevant, gain="exponential")
     queries = queries_in_row_order(frame)
     for row in result.iter_rows(named=True):

@@ -1,0 +1,236 @@
+"""Every bad input gets a precise error: type and message, eager and lazy."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import polars as pl
+import pytest
+
+import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+
+
+@pytest.fixture
+def frame() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "query": [1, 1, 2, 2, 3],
+            "doc": ["a", "b", "a", "b", "c"],
+            "relevance": [1, 0, 2, 1, 0],
+            "score": [0.5, 0.2, 0.1, 0.3, 0.9],
+            "w": [1.0, 1.0, 2.0, 2.0, 1.0],
+        }
+    )
+
+
+Run = Callable[[pl.DataFrame], object]
+
+
+def eager_and_lazy(method: str, **options: Any) -> list[Run]:
+    """The same call on a DataFrame and, collected by both engines, on a LazyFrame."""
+    return [
+        lambda df: getattr(df.rank_metrics, method)(**options),
+        lambda df: getattr(df.lazy().rank_metrics, method)(**options).collect(engine="in-memory"),
+        lambda df: getattr(df.lazy().rank_metrics, method)(**options).collect(engine="streaming"),
+    ]
+
+
+def assert_raises(runs: list[Run], frame: pl.DataFrame, error: type[Exception], message: str) -> None:
+    for run in runs:
+        with pytest.raises(error, match=re.escape(message)):
+            run(frame)
+
+
+# --- schema errors: raised when the method is called, even on a LazyFrame -------------------------------
+
+
+def test_missing_column_is_named_with_the_frames_columns(frame: pl.DataFrame) -> None:
+    message = "score column 'prediction' not found in the frame; its columns are: query, doc, relevance, score, w."
+    with pytest.raises(pl.exceptions.ColumnNotFoundError, match=re.escape(message)):
+        frame.lazy().rank_metrics.ndcg(score="prediction")  # no collect: fails at the call
+
+
+@pytest.mark.parametrize(
+    ("role", "option"),
+    [("relevance", "relevance"), ("score", "score"), ("weight", "weight")],
+)
+def test_non_numeric_column_names_its_dtype(frame: pl.DataFrame, role: str, option: str) -> None:
+    column = {"relevance": "relevance", "score": "score", "weight": "w"}[role]
+    text = frame.with_columns(pl.col(column).cast(pl.String))
+    kinds = "numeric or boolean" if role == "relevance" else "numeric"
+    message = f"{role} column {column!r} in the frame must be {kinds}, got dtype String."
+    with pytest.raises(pl.exceptions.SchemaError, match=re.escape(message)):
+        text.lazy().rank_metrics.ndcg(**{option: column})
+
+
+@pytest.mark.parametrize(
+    ("k", "error", "message"),
+    [
+        (0, ValueError, "k must be at least 1, got 0."),
+        (-3, ValueError, "k must be at least 1, got -3."),
+        (True, TypeError, "k must be a positive int, None, or a list of them; got True (bool)."),
+        (2.0, TypeError, "k must be a positive int, None, or a list of them; got 2.0 (float)."),
+        ([5, 10, 5], ValueError, "k lists the same cut-off more than once: 5."),
+        ([], ValueError, "k must not be an empty list."),
+        ([3, False], TypeError, "got False (bool)."),
+    ],
+)
+def test_bad_cutoffs(frame: pl.DataFrame, k: Any, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        frame.lazy().rank_metrics.ndcg(k=k)
+
+
+def test_unknown_tie_mode(frame: pl.DataFrame) -> None:
+    message = "ties must be one of 'average', 'reverse', 'input', 'doc', 'optimistic', 'pessimistic'; got 'first'."
+    with pytest.raises(ValueError, match=re.escape(message)):
+        frame.lazy().rank_metrics.ndcg(ties="first")  # type: ignore[arg-type]  # the point of the test
+
+
+def test_doc_ties_need_a_doc_column(frame: pl.DataFrame) -> None:
+    with pytest.raises(ValueError, match=re.escape("ties='doc' breaks ties by the doc column: pass doc='<column>'.")):
+        frame.rank_metrics.ndcg(ties="doc")
+
+
+@pytest.mark.parametrize(
+    ("gain", "error", "message"),
+    [
+        ("log", ValueError, "gain must be 'linear', 'exponential', or a mapping label -> gain; got 'log'."),
+        (3, TypeError, "gain must be 'linear', 'exponential', or a mapping label -> gain; got 3."),
+        ({}, ValueError, "gain mapping is empty."),
+        ({0: 0.0, 1: float("nan")}, ValueError, "gain mapping gain must be a finite number, got nan (label 1)."),
+    ],
+)
+def test_bad_gain(frame: pl.DataFrame, gain: Any, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        frame.lazy().rank_metrics.ndcg(gain=gain)
+
+
+@pytest.mark.parametrize(
+    ("no_relevant", "error", "message"),
+    [
+        ("zero", TypeError, "no_relevant must be a float, None or 'error'; got 'zero'."),
+        (float("inf"), ValueError, "no_relevant must be finite, got inf."),
+    ],
+)
+def test_bad_no_relevant(frame: pl.DataFrame, no_relevant: Any, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        frame.rank_metrics.ndcg(no_relevant=no_relevant)
+
+
+@pytest.mark.parametrize("log_base", [0, -2.0, 1.0, float("inf")])
+def test_bad_log_base(frame: pl.DataFrame, log_base: float) -> None:
+    with pytest.raises(
+        ValueError, match=re.escape(f"log_base must be a finite float above 0 and not 1, got {log_base!r}.")
+    ):
+        frame.rank_metrics.dcg(log_base=log_base)
+
+
+def test_output_name_clash(frame: pl.DataFrame) -> None:
+    clashing = frame.rename({"query": "ndcg@5"})
+    with pytest.raises(
+        ValueError, match=re.escape("column name 'ndcg@5' clashes with an output column; rename it first.")
+    ):
+        clashing.rank_metrics.ndcg(query="ndcg@5", k=5)
+
+
+def test_a_single_number_needs_a_single_cutoff(frame: pl.DataFrame) -> None:
+    with pytest.raises(TypeError, match=re.escape("ndcg_score returns one number: give k as one int or None")):
+        frame.rank_metrics.ndcg_score(k=[1, 2])  # type: ignore[arg-type]  # the point of the test
+
+
+# --- data errors: raised at collect time, with the same messages -------------------------------------------
+
+
+@pytest.mark.parametrize("column", ["relevance", "score"])
+@pytest.mark.parametrize("bad", [None, float("nan"), float("inf"), -float("inf")])
+def test_null_nan_or_infinite_values_are_counted(frame: pl.DataFrame, column: str, bad: float | None) -> None:
+    values = frame[column].cast(pl.Float64).to_list()
+    values[1] = bad
+    values[3] = bad
+    broken = frame.with_columns(pl.Series(column, values, dtype=pl.Float64))
+    message = f"{column} column {column!r} has 2 null, NaN or infinite value(s), the first in query 1."
+    assert_raises(eager_and_lazy("ndcg"), broken, ValueError, message)
+
+
+def test_negative_relevance_is_refused_by_ndcg_as_in_scikit_learn(frame: pl.DataFrame) -> None:
+    broken = frame.with_columns(pl.Series("relevance", [1, 0, -1, 1, 0]))
+    message = "ndcg_score should not be used on negative y_true values."
+    assert_raises(eager_and_lazy("ndcg"), broken, ValueError, message)
+    assert_raises(eager_and_lazy("ndcg_mean"), broken, ValueError, message)
+
+
+def test_negative_relevance_is_accepted_by_dcg(frame: pl.DataFrame) -> None:
+    negative = frame.with_columns(pl.Series("relevance", [1, 0, -1, 1, 0]))
+    # query 2: scores 0.1 (rel -1) and 0.3 (rel 1): 1/log2(2) + -1/log2(3)
+    result = negative.rank_metrics.dcg()
+    assert result.filter(pl.col("query") == 2)["dcg"].item() == pytest.approx(1.0 - 1.0 / 1.584962500721156)
+
+
+def test_a_label_missing_from_the_gain_mapping(frame: pl.DataFrame) -> None:
+    message = "relevance label 2 (query 2) has no gain in the gain mapping."
+    assert_raises(eager_and_lazy("ndcg", gain={0: 0.0, 1: 1.0}), frame, ValueError, message)
+
+
+@pytest.mark.parametrize("bad", [None, float("nan"), float("inf")])
+def test_bad_weight(frame: pl.DataFrame, bad: float | None) -> None:
+    broken = frame.with_columns(pl.Series("w", [1.0, 1.0, bad, bad, 1.0], dtype=pl.Float64))
+    message = "weight column 'w' has 2 null, NaN or infinite value(s), the first in query 2."
+    assert_raises(eager_and_lazy("ndcg", weight="w"), broken, ValueError, message)
+
+
+def test_weight_differing_within_a_query(frame: pl.DataFrame) -> None:
+    broken = frame.with_columns(pl.Series("w", [1.0, 1.0, 2.0, 2.5, 1.0]))
+    message = "weight column 'w' differs within query 2; give every row of a query the same weight."
+    assert_raises(eager_and_lazy("ndcg", weight="w"), broken, ValueError, message)
+
+
+def test_weights_summing_to_zero(frame: pl.DataFrame) -> None:
+    zero_sum = frame.with_columns(pl.Series("w", [1.0, 1.0, -2.0, -2.0, 1.0]))
+    message = "Weights sum to zero, can't be normalized"
+    assert_raises(eager_and_lazy("ndcg_mean", weight="w"), zero_sum, ZeroDivisionError, message)
+    with pytest.raises(ZeroDivisionError, match=message):
+        zero_sum.rank_metrics.ndcg_score(weight="w")
+
+
+def test_duplicated_query_doc_pair_is_named(frame: pl.DataFrame) -> None:
+    fanned_out = pl.concat([frame, frame.filter(pl.col("query") == 2).head(1)])
+    message = "query 2 lists doc 'a' more than once (columns 'query', 'doc')"
+    assert_raises(eager_and_lazy("ndcg", doc="doc"), fanned_out, ValueError, message)
+
+
+def test_null_doc(frame: pl.DataFrame) -> None:
+    broken = frame.with_columns(pl.Series("doc", ["a", None, "a", "b", "c"]))
+    message = "doc column 'doc' has 1 null value(s), the first in query 1."
+    assert_raises(eager_and_lazy("ndcg", doc="doc"), broken, ValueError, message)
+
+
+def test_null_query(frame: pl.DataFrame) -> None:
+    broken = frame.with_columns(pl.Series("query", [1, 1, None, 2, 3]))
+    assert_raises(eager_and_lazy("ndcg"), broken, ValueError, "query column 'query' has null values.")
+
+
+def test_no_relevant_error_names_the_query(frame: pl.DataFrame) -> None:
+    message = "query 3 has no relevant document (ideal DCG is 0), and 1 query(ies) in all"
+    assert_raises(eager_and_lazy("ndcg", no_relevant="error"), frame, ValueError, message)
+
+
+def test_mean_of_nothing_is_an_error(frame: pl.DataFrame) -> None:
+    message = "no query to average"
+    assert_raises(eager_and_lazy("ndcg_mean"), frame.clear(), ValueError, message)
+    with pytest.raises(ValueError, match=message):
+        frame.clear().rank_metrics.ndcg_score()
+    # every query left out by no_relevant=None: nothing to average either
+    only_irrelevant = frame.filter(pl.col("query") == 3)
+    assert_raises(eager_and_lazy("ndcg_mean", no_relevant=None), only_irrelevant, ValueError, message)
+
+
+def test_checks_survive_projection_and_filtering(frame: pl.DataFrame) -> None:
+    """Selecting only a metric column, or filtering rows out, must not prune the data checks."""
+    broken = frame.with_columns(pl.Series("relevance", [1, 0, -1, 1, 0]))
+    plan = broken.lazy().rank_metrics.ndcg(k=[1, 2])
+    message = "ndcg_score should not be used on negative y_true values."
+    for pruned in (plan.select("ndcg@2"), plan.filter(pl.col("query") == 1), plan.head(1)):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            pruned.collect()
