@@ -94,7 +94,7 @@ def test_a_single_document_query_is_scored() -> None:
 def test_deterministic_tie_modes(ties: str, tied_order_gains: list[int]) -> None:
     frame = one_query([0, 2, 1, 3], [0.5, 0.5, 0.5, 0.1], doc=["b", "d", "a", "c"])
     discounts = [1.0, 1 / LOG2_3, 0.5, 1 / math.log2(5)]
-    expected = sum(g * d for g, d in zip([*tied_order_gains, 3], discounts))
+    expected = sum(g * d for g, d in zip([*tied_order_gains, 3], discounts, strict=True))
     assert frame.rank_metrics.dcg(ties=ties, doc="doc")["dcg"].item() == pytest.approx(expected, abs=1e-15)  # type: ignore[arg-type]
 
 
@@ -198,7 +198,7 @@ def test_frame_types_and_typed_accessor() -> None:
     assert isinstance(rank_metrics(frame).ndcg(), pl.DataFrame)
     assert isinstance(rank_metrics(frame.lazy()).ndcg(), pl.LazyFrame)
     assert isinstance(frame.lazy().rank_metrics.ndcg_mean(), pl.LazyFrame)
-    with pytest.raises(TypeError, match="rank_metrics\\(\\) takes a polars DataFrame or LazyFrame, got dict."):
+    with pytest.raises(TypeError, match=r"rank_metrics\\(\\) takes a polars DataFrame or LazyFrame, got dict."):
         rank_metrics({"query": [1]})  # type: ignore[call-overload]  # the point of the test
     assert lodestar_polars.__version__
 
