@@ -87,12 +87,9 @@ def _gain(o: MetricOptions, relevance: pl.Expr) -> pl.Expr:
         return relevance.cast(pl.Float64)
     if o.gain == "exponential":
         return pl.lit(2.0).pow(relevance.cast(pl.Float64)) - 1.0
-    # a when/then chain, not replace_strict: that one falls back to the in-memory engine
+    # when/then per label, not replace_strict: that one falls back to the in-memory engine
     relevance = relevance.cast(pl.Float64)
-    mapped = pl.when(relevance == o.gain[0][0]).then(o.gain[0][1])
-    for label, value in o.gain[1:]:
-        mapped = mapped.when(relevance == label).then(value)
-    return mapped.otherwise(None)
+    return pl.coalesce([pl.when(relevance == label).then(pl.lit(value, pl.Float64)) for label, value in o.gain])
 
 
 def _discount(o: MetricOptions, position: pl.Expr, cutoff: Cutoff) -> pl.Expr:

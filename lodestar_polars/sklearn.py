@@ -15,7 +15,7 @@ sort is not stable, so scikit-learn itself may differ on tied scores).
 >>> round(dcg_score(true_relevance, scores), 3)
 9.499
 >>> round(ndcg_score(true_relevance, scores), 3)
-0.695
+0.696
 >>> tied = np.asarray([[1, 0, 0, 0, 1]])
 >>> ndcg_score(true_relevance, tied, k=1)
 0.75

@@ -198,7 +198,7 @@ def test_frame_types_and_typed_accessor() -> None:
     assert isinstance(rank_metrics(frame).ndcg(), pl.DataFrame)
     assert isinstance(rank_metrics(frame.lazy()).ndcg(), pl.LazyFrame)
     assert isinstance(frame.lazy().rank_metrics.ndcg_mean(), pl.LazyFrame)
-    with pytest.raises(TypeError, match=r"rank_metrics\\(\\) takes a polars DataFrame or LazyFrame, got dict."):
+    with pytest.raises(TypeError, match=r"rank_metrics\(\) takes a polars DataFrame or LazyFrame, got dict."):
         rank_metrics({"query": [1]})  # type: ignore[call-overload]  # the point of the test
     assert lodestar_polars.__version__
 
