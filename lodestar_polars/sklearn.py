@@ -188,14 +188,16 @@ def _score(
     metric: Literal["ndcg", "dcg"],
     y_true: ArrayLike,
     y_score: ArrayLike,
-    k: int | None,
+    k: int | np.integer[Any] | None,
     log_base: float,
     sample_weight: ArrayLike | None,
     ignore_ties: bool,
 ) -> float:
     true, score, weights = _checked_inputs(f"{metric}_score", y_true, y_score, sample_weight)
     if weights is not None:
-        weight_sum = weights.sum()  # the sum numpy's average divides by, so it is zero exactly when numpy's is
+        # numpy's own sum, so zero exactly when np.average's is (checked here, not by the plan, whose data-check
+        # errors reach the caller with Polars' expression context appended to the message)
+        weight_sum = weights.sum()
         if weight_sum == 0:
             msg = "Weights sum to zero, can't be normalized"
             raise ZeroDivisionError(msg)
@@ -219,7 +221,7 @@ def ndcg_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
     *,
-    k: int | None = None,
+    k: int | np.integer[Any] | None = None,
     sample_weight: ArrayLike | None = None,
     ignore_ties: bool = False,
 ) -> float:
@@ -255,7 +257,7 @@ def dcg_score(
     y_true: ArrayLike,
     y_score: ArrayLike,
     *,
-    k: int | None = None,
+    k: int | np.integer[Any] | None = None,
     log_base: float = 2,
     sample_weight: ArrayLike | None = None,
     ignore_ties: bool = False,
