@@ -176,46 +176,43 @@ def _check_counters(o: MetricOptions, schema: pl.Schema) -> list[pl.Expr]:
     return counters
 
 
-def _combine(column: str) -> pl.Expr:
-    """How a per-block counter becomes a per-query one in the two-level (tie-averaged) aggregation."""
-    if column == WEIGHT_MIN:
-        return pl.col(column).min()
+def _aggregate_per_query(
+    rows: pl.LazyFrame, o: MetricOptions, sums: dict[str, tuple[pl.Expr, pl.Expr | None]]
+) -> pl.LazyFrame:
+    """Group the rows by query.  `sums` maps an output name to (per-row term, per-tie-block term or None).
+
+    Per-row terms, and the check counters, are aggregated by query in one pass.  With `ties="average"` a
+    term that has a per-tie-block form is aggregated by (query, score) instead, the blocks summed per query
+    and joined on: the block group-by is the expensive one (one group per distinct score), so it carries
+    nothing else.
+    """
+    averaged = o.ties == "average"
+    per_row = [row.alias(name) for name, (row, block) in sums.items() if not (averaged and block is not None)]
+    per_query = rows.group_by(QUERY).agg(*per_row, *_check_counters(o, rows.collect_schema()))
+    per_block = {name: block for name, (_, block) in sums.items() if averaged and block is not None}
+    if not per_block:
+        return per_query
+    blocks = rows.group_by(QUERY, SCORE).agg(block.alias(name) for name, block in per_block.items())
+    block_totals = blocks.group_by(QUERY).agg(_sum_blocks(name) for name in per_block)
+    return per_query.join(block_totals, on=QUERY, how="left", nulls_equal=True)
+
+
+def _sum_blocks(column: str) -> pl.Expr:
     if column == FIRST_RELEVANT:  # the earliest tie block holding a relevant document
         has_relevant = pl.col(column) % (1 << _PACK_BITS) > 0
         return pl.when(has_relevant).then(pl.col(column)).min()
-    if column in (WEIGHT_MAX,):
-        return pl.col(column).max()
-    if column in (UNMAPPED_LABEL, DUPLICATE_DOC):
-        return pl.col(column).drop_nulls().first()
     return pl.col(column).sum()
 
 
-def _aggregate_per_query(
-    rows: pl.LazyFrame, o: MetricOptions, sums: dict[str, tuple[pl.Expr, pl.Expr]]
-) -> pl.LazyFrame:
-    """Group the rows by query.  `sums` maps an output name to (per-row term, per-tie-block term).
-
-    With `ties="average"` the per-tie-block term is aggregated by (query, score) first and the blocks are
-    summed per query; otherwise the per-row term is summed per query directly.
-    """
-    counters = _check_counters(o, rows.collect_schema())
-    if o.ties != "average":
-        return rows.group_by(QUERY).agg(*(row.alias(name) for name, (row, _) in sums.items()), *counters)
-    blocks = rows.group_by(QUERY, SCORE).agg(*(block.alias(name) for name, (_, block) in sums.items()), *counters)
-    names = [*sums, *(c.meta.output_name() for c in counters)]
-    return blocks.group_by(QUERY).agg(_combine(name) for name in names)
-
-
-def _dcg_sums(o: MetricOptions) -> dict[str, tuple[pl.Expr, pl.Expr]]:
-    sums: dict[str, tuple[pl.Expr, pl.Expr]] = {}
+def _dcg_sums(o: MetricOptions) -> dict[str, tuple[pl.Expr, pl.Expr | None]]:
+    sums: dict[str, tuple[pl.Expr, pl.Expr | None]] = {}
     gain = pl.col(GAIN)
     for cutoff in o.cutoffs:
         discount = _discount(o, pl.col(POSITION), cutoff)
         # scikit-learn's tie averaging: the block's mean gain times the block's summed discount
         sums[_dcg_column(cutoff)] = ((gain * discount).sum(), gain.sum() / pl.len() * discount.sum())
         if o.metric == "ndcg" and o.qrels is None:
-            ideal = (gain * _discount(o, pl.col(IDEAL_POSITION), cutoff)).sum()
-            sums[_ideal_column(cutoff)] = (ideal, ideal)
+            sums[_ideal_column(cutoff)] = ((gain * _discount(o, pl.col(IDEAL_POSITION), cutoff)).sum(), None)
     return sums
 
 
@@ -240,7 +237,7 @@ def _ideal_from_qrels(o: MetricOptions) -> pl.LazyFrame:
     )
 
 
-def _reciprocal_rank_sums(o: MetricOptions) -> dict[str, tuple[pl.Expr, pl.Expr]]:
+def _reciprocal_rank_sums(o: MetricOptions) -> dict[str, tuple[pl.Expr, pl.Expr | None]]:
     relevant = pl.col(RELEVANCE).cast(pl.Float64) > o.threshold
     first_relevant = pl.when(relevant).then(pl.col(POSITION)).min()
     # per tie block: (start, size, relevant count) packed so that min() picks the first relevant block
