@@ -6,11 +6,14 @@ Spark as Arrow.  Options, column names and dtypes are checked on the driver with
 any job runs; data checks (NaN scores, duplicated docs, ...) run inside the partitions and reach the caller
 wrapped in Spark's `PythonException`, with the core's message in its text.  Because a partition's data checks
 see only that partition, counts quoted in those messages ("{n} null value(s)") are per partition.
+`ties="input"` and `"reverse"` read the frame's row order as Spark numbers it (`monotonically_increasing_id`
+before the shuffle), restored inside each partition.
 
 The means are Spark aggregations over the per-query rows: sum(weight * metric), sum(weight) and the count of
 queries whose metric is not null; only that one row reaches the driver.
 
-Needs the `spark` extra (pyspark 4).  Example, not run as a doctest (it starts a Spark session)::
+Needs pyspark 4 with its `sql` extra (pyspark's `mapInArrow` insists on pandas being installed).
+Example, not run as a doctest (it starts a Spark session)::
 
     from pyspark.sql import SparkSession
     from lodestar_polars import spark as lodestar_spark
@@ -24,6 +27,7 @@ Needs the `spark` extra (pyspark 4).  Example, not run as a doctest (it starts a
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Literal
 
@@ -97,8 +101,17 @@ class _Evaluation:
         return list(dict.fromkeys(name for name in names if name is not None))
 
 
+def _require_spark() -> None:
+    # pyspark's mapInArrow checks that pandas is installed, though no pandas code runs here
+    missing = [name for name in ("pyspark", "pandas") if importlib.util.find_spec(name) is None]
+    if missing:
+        msg = f"lodestar_polars.spark needs {' and '.join(missing)}: pip install 'pyspark[sql]>=4,<5'."
+        raise ImportError(msg)
+
+
 def _evaluation(metric: Metric, frame: SparkDataFrame, arguments: dict[str, object]) -> _Evaluation:
     """Validate everything that does not need the data, on the driver, with the core's checks."""
+    _require_spark()
     qrels = arguments.pop("qrels", None)
     judgments: SparkDataFrame | None = None
     if qrels is not None:

@@ -1,0 +1,327 @@
+"""The Spark adapter gives the Polars path's numbers and errors, evaluated partition by partition.
+
+One local Spark session (`local[2]`) serves the whole run.  Without pyspark or Java the tests skip, unless
+LODESTAR_REQUIRE_SPARK=1, which turns that skip into a failure so CI cannot pass without running them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import numpy as np
+import polars as pl
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type hints
+import pytest
+from polars.testing import assert_frame_equal
+
+from lodestar_polars import rank_metrics
+from lodestar_polars import spark as lodestar_spark
+from lodestar_polars._options import make_options
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame as SparkDataFrame
+    from pyspark.sql import SparkSession
+
+TOLERANCE = 1e-12
+
+
+def _skip_or_fail(reason: str) -> NoReturn:
+    if os.environ.get("LODESTAR_REQUIRE_SPARK") == "1":
+        pytest.fail(f"LODESTAR_REQUIRE_SPARK=1 but the Spark tests cannot run: {reason}")
+    pytest.skip(reason)
+
+
+def _spark_unavailable() -> str | None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "pyspark is not installed (pip install 'lodestar-polars[spark]')"
+    if importlib.util.find_spec("pandas") is None:
+        return "pandas is not installed, and pyspark's mapInArrow requires it (pip install 'pyspark[sql]')"
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "no Java runtime for Spark (java is not on PATH and JAVA_HOME is unset)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    reason = _spark_unavailable()
+    if reason is not None:
+        _skip_or_fail(reason)
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("lodestar-polars tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _ragged_judgments(seed: int, queries: int = 300) -> pl.DataFrame:
+    """Queries of 1 to 40 documents, scores on a coarse grid (many ties), one weight per query."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 41, queries)
+    query = np.repeat(np.arange(queries), sizes)
+    rows = len(query)
+    return pl.DataFrame(
+        {
+            "query": query,
+            "doc": rng.permutation(rows),
+            "relevance": rng.integers(0, 4, rows) * (rng.random(rows) < 0.6),
+            "score": rng.integers(0, 8, rows) / 4.0,
+            "weight": np.repeat(rng.uniform(0.5, 2.0, queries), sizes),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def judged() -> pl.DataFrame:
+    return _ragged_judgments(seed=7)
+
+
+def _to_spark(spark: SparkSession, frame: pl.DataFrame) -> SparkDataFrame:
+    return spark.createDataFrame(frame.to_arrow())
+
+
+def _collect(frame: SparkDataFrame, query: str = "query") -> pl.DataFrame:
+    collected = pl.from_arrow(frame.toArrow())
+    assert isinstance(collected, pl.DataFrame)
+    return collected.sort(query)
+
+
+def _assert_same_numbers(got: pl.DataFrame, expected: pl.DataFrame) -> None:
+    assert_frame_equal(got, expected, rel_tol=0.0, abs_tol=TOLERANCE)
+
+
+PER_QUERY_CASES: dict[str, dict[str, Any]] = {
+    "ndcg": {"gain": "exponential", "no_relevant": None},
+    "dcg": {"log_base": 3.0},
+    "reciprocal_rank": {"threshold": 1.0},
+}
+
+
+@pytest.mark.parametrize("ties", ["average", "input", "reverse", "doc", "pessimistic"])
+@pytest.mark.parametrize("metric", sorted(PER_QUERY_CASES))
+def test_per_query_metrics_match_the_polars_path(
+    spark: SparkSession, judged: pl.DataFrame, metric: str, ties: str
+) -> None:
+    options = {"doc": "doc", "k": [None, 1, 3, 10], "ties": ties, "weight": "weight", **PER_QUERY_CASES[metric]}
+    expected = getattr(rank_metrics(judged), metric)(**options)
+    got = getattr(lodestar_spark, metric)(_to_spark(spark, judged), **options)
+    _assert_same_numbers(_collect(got), expected)
+
+
+@pytest.mark.parametrize("metric", sorted(PER_QUERY_CASES))
+def test_weighted_means_match_the_polars_path(spark: SparkSession, judged: pl.DataFrame, metric: str) -> None:
+    options = {"k": [None, 5], "weight": "weight", **PER_QUERY_CASES[metric]}
+    expected = getattr(rank_metrics(judged), f"{metric}_mean")(**options)
+    got = getattr(lodestar_spark, f"{metric}_mean")(_to_spark(spark, judged), **options)
+    _assert_same_numbers(got, expected)
+
+
+def test_ndcg_score_is_the_polars_number(spark: SparkSession, judged: pl.DataFrame) -> None:
+    expected = rank_metrics(judged).ndcg_score(k=10, weight="weight")
+    assert lodestar_spark.ndcg_score(_to_spark(spark, judged), k=10, weight="weight") == pytest.approx(
+        expected, rel=0, abs=TOLERANCE
+    )
+
+
+def test_dcg_score_rejects_a_list_of_cutoffs(spark: SparkSession, judged: pl.DataFrame) -> None:
+    with pytest.raises(TypeError, match="returns one number"):
+        lodestar_spark.dcg_score(_to_spark(spark, judged), k=[1, 2])  # type: ignore[arg-type]  # the error under test
+
+
+def test_output_keeps_the_query_type_and_metrics_are_double(spark: SparkSession) -> None:
+    from pyspark.sql.types import DoubleType, IntegerType, StringType, StructField, StructType
+
+    frame = pl.DataFrame(
+        {"query": ["b", "a", "a"], "id": pl.Series([2, 1, 1], dtype=pl.Int32), "relevance": [1, 0, 1]}
+    ).with_columns(score=pl.lit(0.5), w=pl.lit(2.0))
+    by_name = lodestar_spark.ndcg(_to_spark(spark, frame), k=[None, 2], weight="w")
+    by_id = lodestar_spark.reciprocal_rank(_to_spark(spark, frame), query="id")
+    assert by_name.schema == StructType(
+        [
+            StructField("query", StringType()),
+            StructField("ndcg", DoubleType()),
+            StructField("ndcg@2", DoubleType()),
+            StructField("w", DoubleType()),
+        ]
+    )
+    assert by_id.schema == StructType([StructField("id", IntegerType()), StructField("reciprocal_rank", DoubleType())])
+    _assert_same_numbers(_collect(by_name), rank_metrics(frame).ndcg(k=[None, 2], weight="w"))
+
+
+def test_a_partition_restores_input_order_for_the_order_reading_tie_modes() -> None:
+    # local mode happens to shuffle rows in order; a cluster need not, so feed a partition reversed rows
+
+    frame = pl.DataFrame({"query": [1, 1, 1, 1], "relevance": [0, 0, 1, 0], "score": [0.5, 0.5, 0.5, 0.5]})
+    expected = rank_metrics(frame).reciprocal_rank(ties="input")
+    options = make_options(
+        "reciprocal_rank",
+        query="query",
+        relevance="relevance",
+        score="score",
+        doc=None,
+        k=None,
+        ties="input",
+        gain="linear",
+        weight=None,
+    )
+    evaluate = lodestar_spark._evaluate_partition(options, frame.columns, expected.to_arrow().schema)
+    delivered = frame.with_row_index(lodestar_spark.ROW_ORDER).reverse().to_arrow().to_batches(max_chunksize=1)
+    got = pl.from_arrow(pa.Table.from_batches(list(evaluate(iter(delivered)))))
+    assert isinstance(got, pl.DataFrame)
+    assert got["reciprocal_rank"].to_list() == [1 / 3]
+    assert_frame_equal(got, expected)
+
+
+def test_queries_fewer_than_partitions_leave_empty_partitions_harmless(spark: SparkSession) -> None:
+    frame = pl.DataFrame({"query": [5, 5, 5], "relevance": [0, 2, 1], "score": [0.3, 0.1, 0.2]})
+    _assert_same_numbers(_collect(lodestar_spark.dcg(_to_spark(spark, frame))), rank_metrics(frame).dcg())
+
+
+@pytest.fixture(scope="module")
+def run_and_qrels() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A run (query, doc, score) and judgments (query, doc, relevance) that overlap only in part."""
+    rng = np.random.default_rng(11)
+    judged = _ragged_judgments(seed=3, queries=120)
+    run = judged.filter(pl.col("query") < 100).select("query", "doc", "score")
+    qrels = judged.filter((pl.col("query") >= 10) & pl.Series(rng.random(judged.height) < 0.7))
+    return run, qrels.select("query", "doc", "relevance")
+
+
+@pytest.mark.parametrize("missing_queries", ["skip", "zero"])
+def test_runs_with_qrels_match_the_polars_path(
+    spark: SparkSession, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame], missing_queries: str
+) -> None:
+    run, qrels = run_and_qrels
+    options: dict[str, Any] = {"doc": "doc", "k": [None, 5], "missing_queries": missing_queries}
+    expected = rank_metrics(run).ndcg(qrels=qrels, **options)
+    got = lodestar_spark.ndcg(_to_spark(spark, run), qrels=_to_spark(spark, qrels), **options)
+    _assert_same_numbers(_collect(got), expected)
+
+
+def test_qrels_mean_counts_run_queries_without_judgments(
+    spark: SparkSession, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
+) -> None:
+    run, qrels = run_and_qrels
+    expected = rank_metrics(run).reciprocal_rank_mean(qrels=qrels, doc="doc", k=3)
+    got = lodestar_spark.reciprocal_rank_mean(_to_spark(spark, run), qrels=_to_spark(spark, qrels), doc="doc", k=3)
+    assert got["queries_without_judgments"].item() == 10
+    _assert_same_numbers(got, expected)
+
+
+def _polars_error(call: Callable[[], object]) -> BaseException:
+    with pytest.raises(Exception) as raised:  # any error: the test compares it with Spark's
+        call()
+    return raised.value
+
+
+def _core_message(error: BaseException) -> str:
+    """The message the core raised, without the expression Polars appends to errors raised at collect time."""
+    return str(error).partition("\n\nThis error occurred in the following expression")[0]
+
+
+DRIVER_ERRORS: dict[str, dict[str, Any]] = {
+    "missing column": {"score": "model_score"},
+    "string score": {"score": "label"},
+    "bad cut-off": {"k": 0},
+    "unknown ties": {"ties": "random"},
+    "ties by doc without doc": {"ties": "doc"},
+    "empty gain mapping": {"gain": {}},
+}
+
+
+@pytest.mark.parametrize("arguments", DRIVER_ERRORS.values(), ids=DRIVER_ERRORS.keys())
+def test_option_and_schema_errors_raise_on_the_driver_with_the_core_message(
+    spark: SparkSession, arguments: dict[str, Any]
+) -> None:
+    frame = pl.DataFrame({"query": [1, 1], "relevance": [1, 2], "score": [0.5, 0.4], "label": ["x", "y"]})
+    expected = _polars_error(lambda: rank_metrics(frame).ndcg(**arguments))
+    with pytest.raises(type(expected)) as raised:
+        lodestar_spark.ndcg(_to_spark(spark, frame), **arguments)
+    assert str(raised.value) == str(expected)
+
+
+def test_qrels_must_be_a_spark_frame(spark: SparkSession) -> None:
+    frame = pl.DataFrame({"query": [1], "doc": [1], "score": [0.5]})
+    with pytest.raises(TypeError, match="qrels must be a Spark DataFrame"):
+        lodestar_spark.ndcg(_to_spark(spark, frame), doc="doc", qrels=frame)  # type: ignore[arg-type]  # under test
+
+
+def test_qrels_dtype_mismatch_raises_on_the_driver(spark: SparkSession) -> None:
+    run = pl.DataFrame({"query": [1], "doc": [1], "score": [0.5]})
+    qrels = pl.DataFrame({"query": ["1"], "doc": [1], "relevance": [1]})
+    expected = _polars_error(lambda: rank_metrics(run).ndcg(doc="doc", qrels=qrels))
+    with pytest.raises(type(expected)) as raised:
+        lodestar_spark.ndcg(_to_spark(spark, run), doc="doc", qrels=_to_spark(spark, qrels))
+    assert str(raised.value) == str(expected)
+
+
+DATA_ERRORS: dict[str, tuple[pl.DataFrame, dict[str, Any]]] = {
+    "duplicated doc": (
+        pl.DataFrame({"query": [1, 1, 1], "doc": [4, 4, 5], "relevance": [1, 0, 1], "score": [0.1, 0.2, 0.3]}),
+        {"doc": "doc"},
+    ),
+    "NaN score": (pl.DataFrame({"query": [2, 2], "relevance": [1, 0], "score": [float("nan"), 0.2]}), {}),
+    "unmapped gain label": (
+        pl.DataFrame({"query": [3, 3], "relevance": [1, 7], "score": [0.1, 0.2]}),
+        {"gain": {0: 0.0, 1: 1.0}},
+    ),
+    "no relevant document": (
+        pl.DataFrame({"query": [4, 4], "relevance": [0, 0], "score": [0.1, 0.2]}),
+        {"no_relevant": "error"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", DATA_ERRORS.values(), ids=DATA_ERRORS.keys())
+def test_data_errors_reach_the_caller_with_the_core_message(
+    spark: SparkSession, case: tuple[pl.DataFrame, dict[str, Any]]
+) -> None:
+    frame, arguments = case
+    expected = _polars_error(lambda: rank_metrics(frame).ndcg(**arguments))
+    per_query = lodestar_spark.ndcg(_to_spark(spark, frame), **arguments)
+    with pytest.raises(Exception) as raised:  # Spark wraps it in its PythonException
+        per_query.collect()
+    assert _core_message(expected) in str(raised.value)
+
+
+def test_weights_summing_to_zero_raise_as_in_polars(spark: SparkSession) -> None:
+    frame = pl.DataFrame({"query": [1, 2], "relevance": [1, 1], "score": [0.5, 0.5], "w": [1.0, -1.0]})
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        rank_metrics(frame).ndcg_mean(weight="w")
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        lodestar_spark.ndcg_mean(_to_spark(spark, frame), weight="w")
+
+
+def test_mean_of_no_query_raises_as_in_polars(spark: SparkSession) -> None:
+    frame = pl.DataFrame({"query": [1], "relevance": [0], "score": [0.5]}).clear()
+    expected = _polars_error(lambda: rank_metrics(frame).ndcg_mean())
+    with pytest.raises(type(expected)) as raised:
+        lodestar_spark.ndcg_mean(_to_spark(spark, frame))
+    assert str(raised.value) == _core_message(expected)
+
+
+def test_required_spark_turns_the_skip_into_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LODESTAR_REQUIRE_SPARK", "1")
+    with pytest.raises(pytest.fail.Exception, match="no Java"):
+        _skip_or_fail("no Java runtime")
+    monkeypatch.delenv("LODESTAR_REQUIRE_SPARK")
+    with pytest.raises(pytest.skip.Exception, match="no Java"):
+        _skip_or_fail("no Java runtime")
