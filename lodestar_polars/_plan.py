@@ -192,9 +192,21 @@ def _aggregate_per_query(
     per_block = {name: block for name, (_, block) in sums.items() if averaged and block is not None}
     if not per_block:
         return per_query
-    blocks = rows.group_by(QUERY, SCORE).agg(block.alias(name) for name, block in per_block.items())
+    reaching = _rows_in_blocks_reaching_the_cutoff(rows, o)
+    blocks = reaching.group_by(QUERY, SCORE).agg(block.alias(name) for name, block in per_block.items())
     block_totals = blocks.group_by(QUERY).agg(_sum_blocks(name) for name in per_block)
     return per_query.join(block_totals, on=QUERY, how="left", nulls_equal=True)
+
+
+def _rows_in_blocks_reaching_the_cutoff(rows: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
+    """With finite cut-offs, a tie block starting past the largest k weighs nothing: drop its rows before
+    the (query, score) group-by.  The blocks that reach the top k are those scoring at least the score at
+    position k (fewer than k documents: every block)."""
+    if None in o.cutoffs:
+        return rows
+    largest = max(k for k in o.cutoffs if k is not None)
+    score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(QUERY)
+    return rows.filter(pl.col(SCORE) >= score_at_cutoff)
 
 
 def _sum_blocks(column: str) -> pl.Expr:
