@@ -3,8 +3,8 @@
 Polars has no expression that raises, so the plan carries a few per-query counters (bad values, the first
 offending value) into a Python function applied batch-wise to the per-query frame, never to the input rows.
 It raises the first failed check with the message a user needs, at collect time; otherwise it passes the
-per-query columns through untouched.  Because the output columns come out of that function, no projection
-can prune the check away.
+per-query columns through untouched.  The function is opaque to the optimiser, so no projection or filter
+on the result can prune the check away.
 """
 
 from __future__ import annotations
@@ -78,19 +78,20 @@ def apply_checks(
         value = pl.lit(None) if check.value_column is None else pl.col(check.value_column).filter(failing).first()
         summaries.append(value.alias(f"__check_{index}_value"))
     schema = per_query.collect_schema()
-    output_schema = pl.Struct({name: schema[name] for name in output_columns})
 
-    def check_batch(batch: pl.Series) -> pl.Series:
-        frame = batch.struct.unnest()
+    def check_batch(frame: pl.DataFrame) -> pl.DataFrame:
         for index, check in enumerate(checks):
             if (frame[check.count_column] > 0).any():
                 first = frame.row(0, named=True)
                 total, query, value = (first[f"__check_{index}_{part}"] for part in ("total", "query", "value"))
                 raise check.make_error(int(total), query, value)
-        return frame.select(output_columns).to_struct(batch.name)
+        return frame.select(output_columns)
 
-    fields = list(dict.fromkeys([*output_columns, *(c.count_column for c in checks)]))
-    fields += [f"__check_{i}_{part}" for i in range(len(checks)) for part in ("total", "query", "value")]
-    checked = pl.struct(fields).map_batches(check_batch, return_dtype=output_schema, is_elementwise=True)
-    with_summaries = per_query.with_columns(summaries)
-    return with_summaries.select(checked.alias("__lodestar_checked")).unnest("__lodestar_checked")
+    # a frame-level map (not an expression UDF): streamed batch by batch, and the exception reaches the
+    # caller as raised, without Polars' expression context appended to its message
+    return per_query.with_columns(summaries).map_batches(
+        check_batch,
+        schema={name: schema[name] for name in output_columns},
+        streamable=True,
+        validate_output_schema=False,
+    )

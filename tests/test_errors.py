@@ -38,9 +38,14 @@ def eager_and_lazy(method: str, **options: Any) -> list[Run]:
 
 
 def assert_raises(runs: list[Run], frame: pl.DataFrame, error: type[Exception], message: str) -> None:
+    """`message` is the whole message, or its beginning when it ends with "..."."""
     for run in runs:
-        with pytest.raises(error, match=re.escape(message)):
+        with pytest.raises(error) as raised:
             run(frame)
+        if message.endswith("..."):
+            assert str(raised.value).startswith(message[:-3])
+        else:
+            assert str(raised.value) == message
 
 
 # --- schema errors: raised when the method is called, even on a LazyFrame -------------------------------
@@ -196,7 +201,7 @@ def test_weights_summing_to_zero(frame: pl.DataFrame) -> None:
 
 def test_duplicated_query_doc_pair_is_named(frame: pl.DataFrame) -> None:
     fanned_out = pl.concat([frame, frame.filter(pl.col("query") == 2).head(1)])
-    message = "query 2 lists doc 'a' more than once (columns 'query', 'doc')"
+    message = "query 2 lists doc 'a' more than once (columns 'query', 'doc')..."
     assert_raises(eager_and_lazy("ndcg", doc="doc"), fanned_out, ValueError, message)
 
 
@@ -212,14 +217,14 @@ def test_null_query(frame: pl.DataFrame) -> None:
 
 
 def test_no_relevant_error_names_the_query(frame: pl.DataFrame) -> None:
-    message = "query 3 has no relevant document (ideal DCG is 0), and 1 query(ies) in all"
+    message = "query 3 has no relevant document (ideal DCG is 0), and 1 query(ies) in all..."
     assert_raises(eager_and_lazy("ndcg", no_relevant="error"), frame, ValueError, message)
 
 
 def test_mean_of_nothing_is_an_error(frame: pl.DataFrame) -> None:
-    message = "no query to average"
+    message = "no query to average: the frame has no query (or every query's metric is null)."
     assert_raises(eager_and_lazy("ndcg_mean"), frame.clear(), ValueError, message)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=re.escape(message)):
         frame.clear().rank_metrics.ndcg_score()
     # every query left out by no_relevant=None: nothing to average either
     only_irrelevant = frame.filter(pl.col("query") == 3)
