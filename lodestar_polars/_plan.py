@@ -274,7 +274,7 @@ def _expected_reciprocal_rank(packed: pl.Expr, cutoff: Cutoff) -> pl.Expr:
     last = n - r + 1 if cutoff is None else pl.min_horizontal(n - r + 1, pl.lit(cutoff) - s)
     j = pl.int_ranges(1, pl.max_horizontal(last, 0) + 1, dtype=pl.Int64)
     # survival factor for reaching offset j: prod_{i=0}^{j-2} (n - r - i) / (n - i); the first is 1
-    step = ((n - r - j + 2) / (n - j + 2)).list.eval(pl.element().shift(1).fill_null(1.0).cum_prod())
+    step = ((n - r - j + 1) / (n - j + 1)).list.eval(pl.element().shift(1).fill_null(1.0).cum_prod())
     probability = step * r / (n - j + 1)
     expected = (probability / (s + j)).list.sum()
     return pl.when(packed.is_null()).then(0.0).otherwise(expected)

@@ -98,7 +98,6 @@ def sklearn_dcg(gain: Sequence[float], score: Sequence[float], k: int | None, lo
 
 
 def weighted_mean(values: Sequence[float | None], weights: Sequence[float] | None) -> float:
-    pairs = [
-        (v, 1.0 if weights is None else w) for v, w in zip(values, weights or [None] * len(values), strict=True) if v is not None
-    ]
+    weight_of = [1.0] * len(values) if weights is None else list(weights)
+    pairs = [(v, w) for v, w in zip(values, weight_of, strict=True) if v is not None]
     return sum(v * w for v, w in pairs) / sum(w for _, w in pairs)

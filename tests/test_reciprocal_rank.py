@@ -118,17 +118,7 @@ def ranked_queries(draw: st.DrawFn, max_docs: int = 7) -> list[Row]:
 
 CUTOFFS: list[int | None] = [None, 1, 2, 3, 5]
 
-# _plan._expected_reciprocal_rank multiplies the survival factors one step too early: the chance that the
-# first j-1 tied documents are all non-relevant must be prod_{i<j-1} (n-r-i)/(n-i), but the list it
-# cum_prods is (n-r-j+2)/(n-j+2), shifted, i.e. prod_{i<j-1} (n-r-i+1)/(n-i+1).  Using (n-r-j+1)/(n-j+1)
-# there fixes it (checked: every test here passes with that one change).
-AVERAGE_TIES_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="core bug: tie-averaged reciprocal rank uses survival factors shifted by one (see comment)",
-)
 
-
-@AVERAGE_TIES_BUG
 class TestTieAveraged:
     def test_three_tied_documents_one_relevant(self) -> None:
         df = pl.DataFrame({"query": [1, 1, 1], "relevance": [0, 1, 0], "score": [0.5, 0.5, 0.5]})
@@ -232,7 +222,6 @@ class TestDeterministicTies:
         assert values["pessimistic"] == pytest.approx(1 / 4)
         assert values["pessimistic"] < values["average"] < values["optimistic"]
 
-    @AVERAGE_TIES_BUG
     def test_average_of_a_tie_block_after_the_first_document(self) -> None:
         df = pl.DataFrame({"query": [1] * 4, "relevance": [0, 0, 1, 0], "score": [2.0, 1.0, 1.0, 1.0]})
         result = df.rank_metrics.reciprocal_rank(ties="average")
