@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import polars as pl
-import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type hints; pyproject lists no override
+import pyarrow as pa
 
 from . import _plan
 from ._options import Cutoffs, Gain, Metric, MetricOptions, NoRelevant, check_schema, make_options

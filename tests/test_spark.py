@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 import polars as pl
-import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type hints
+import pyarrow as pa
 import pytest
 from polars.testing import assert_frame_equal
 
