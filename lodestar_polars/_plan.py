@@ -21,6 +21,7 @@ in the streaming engine.  Counters for the data checks ride along in the same ag
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import polars as pl
@@ -36,6 +37,8 @@ WEIGHT = "__lodestar_weight"
 GAIN = "__lodestar_gain"
 POSITION = "__lodestar_position"
 IDEAL_POSITION = "__lodestar_ideal_position"
+DISCOUNT = "__lodestar_discount"
+IDEAL_DISCOUNT = "__lodestar_ideal_discount"
 HAS_JUDGMENTS = "__lodestar_has_judgments"
 IN_RUN = "__lodestar_in_run"
 SCORED = "__lodestar_scored"
@@ -92,12 +95,16 @@ def _gain(o: MetricOptions, relevance: pl.Expr) -> pl.Expr:
     return pl.coalesce([pl.when(relevance == label).then(pl.lit(value, pl.Float64)) for label, value in o.gain])
 
 
-def _discount(o: MetricOptions, position: pl.Expr, cutoff: Cutoff) -> pl.Expr:
-    """1 / log_b(position + 1) for 1-based positions, 0 past the cut-off."""
-    discount = pl.lit(math.log(o.log_base)) / (position + 1).cast(pl.Float64).log()
+def _discount(o: MetricOptions, position: pl.Expr) -> pl.Expr:
+    """1 / log_b(position + 1) for 1-based positions."""
+    return pl.lit(math.log(o.log_base)) / (position + 1).cast(pl.Float64).log()
+
+
+def _cut(discount: str, position: str, cutoff: Cutoff) -> pl.Expr:
+    """A discount column, 0 past the cut-off."""
     if cutoff is None:
-        return discount
-    return pl.when(position <= cutoff).then(discount).otherwise(0.0)
+        return pl.col(discount)
+    return pl.when(pl.col(position) <= cutoff).then(pl.col(discount)).otherwise(0.0)
 
 
 def _position(o: MetricOptions) -> pl.Expr:
@@ -113,8 +120,19 @@ def _position(o: MetricOptions) -> pl.Expr:
     return pl.struct(score, tie_break).rank("ordinal", descending=True).over(QUERY)
 
 
-def _ideal_position() -> pl.Expr:
-    return pl.col(GAIN).rank("ordinal", descending=True).over(QUERY)
+def _ideal_position(o: MetricOptions) -> pl.Expr:
+    """1-based position by descending gain.  Ties there cannot change the ideal DCG, so when the gain never
+    decreases as the relevance grows, ranking the raw relevance gives the same DCG and is cheaper (often a
+    small integer column instead of a Float64 one)."""
+    ranked = pl.col(RELEVANCE) if _gain_follows_relevance(o) else pl.col(GAIN)
+    return ranked.rank("ordinal", descending=True).over(QUERY)
+
+
+def _gain_follows_relevance(o: MetricOptions) -> bool:
+    if isinstance(o.gain, str):
+        return True
+    gains = [gain for _, gain in sorted(o.gain)]
+    return all(a <= b for a, b in itertools.pairwise(gains))
 
 
 def _run_rows(frame: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
@@ -220,11 +238,11 @@ def _dcg_sums(o: MetricOptions) -> dict[str, tuple[pl.Expr, pl.Expr | None]]:
     sums: dict[str, tuple[pl.Expr, pl.Expr | None]] = {}
     gain = pl.col(GAIN)
     for cutoff in o.cutoffs:
-        discount = _discount(o, pl.col(POSITION), cutoff)
+        discount = _cut(DISCOUNT, POSITION, cutoff)
         # scikit-learn's tie averaging: the block's mean gain times the block's summed discount
         sums[_dcg_column(cutoff)] = ((gain * discount).sum(), gain.sum() / pl.len() * discount.sum())
         if o.metric == "ndcg" and o.qrels is None:
-            sums[_ideal_column(cutoff)] = ((gain * _discount(o, pl.col(IDEAL_POSITION), cutoff)).sum(), None)
+            sums[_ideal_column(cutoff)] = ((gain * _cut(IDEAL_DISCOUNT, IDEAL_POSITION, cutoff)).sum(), None)
     return sums
 
 
@@ -232,12 +250,12 @@ def _ideal_from_qrels(o: MetricOptions) -> pl.LazyFrame:
     """Ideal DCG per query from all judged documents, retrieved or not (trec_eval), with qrels checks."""
     qrels = _qrels_rows(o).with_columns(_gain(o, pl.col(RELEVANCE)).alias(GAIN))
     qrels = qrels.with_columns(
-        _ideal_position().alias(IDEAL_POSITION),
+        _ideal_position(o).alias(IDEAL_POSITION),
         pl.col(DOC).is_duplicated().over(QUERY).alias("__lodestar_duplicated"),
-    )
+    ).with_columns(_discount(o, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
     raw = pl.col("__lodestar_raw_relevance")
     ideals = [
-        (pl.col(GAIN) * _discount(o, pl.col(IDEAL_POSITION), cutoff)).sum().alias(_ideal_column(cutoff))
+        (pl.col(GAIN) * _cut(IDEAL_DISCOUNT, IDEAL_POSITION, cutoff)).sum().alias(_ideal_column(cutoff))
         for cutoff in o.cutoffs
     ]
     return qrels.group_by(QUERY).agg(
@@ -400,10 +418,15 @@ def _per_query_unchecked(frame: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
     rows = _run_rows(frame, o)
     windows = [_position(o).alias(POSITION)]
     if o.metric == "ndcg" and o.qrels is None:
-        windows.append(_ideal_position().alias(IDEAL_POSITION))
+        windows.append(_ideal_position(o).alias(IDEAL_POSITION))
     if o.doc is not None:
         windows.append(pl.col(DOC).is_duplicated().over(QUERY).alias("__lodestar_duplicated"))
     rows = rows.with_columns(windows)
+    if o.metric != "reciprocal_rank":  # one logarithm per row, shared by every cut-off
+        discounts = [_discount(o, pl.col(POSITION)).alias(DISCOUNT)]
+        if o.metric == "ndcg" and o.qrels is None:
+            discounts.append(_discount(o, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
+        rows = rows.with_columns(discounts)
     sums = _reciprocal_rank_sums(o) if o.metric == "reciprocal_rank" else _dcg_sums(o)
     per_query = _aggregate_per_query(rows, o, sums)
     if o.qrels is not None:

@@ -48,7 +48,10 @@ def ragged_frames(draw: st.DrawFn, max_docs: int = 60) -> pl.DataFrame:
 
 
 cutoffs = st.one_of(st.none(), st.integers(1, 70), st.lists(st.integers(1, 70), min_size=1, max_size=4, unique=True))
-gains = st.sampled_from(["linear", "exponential", {0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0, 4: 15.5}])
+# the last mapping does not grow with the label: the ideal order must then follow the gain, not the label
+gains = st.sampled_from(
+    ["linear", "exponential", {0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0, 4: 15.5}, {0: 5.0, 1: 0.0, 2: 1.0, 3: 2.5, 4: 0.5}]
+)
 
 
 def queries_in_row_order(frame: pl.DataFrame) -> dict[Any, dict[str, list[Any]]]:
