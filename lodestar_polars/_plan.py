@@ -6,17 +6,23 @@ Everything else in the package (namespaces, scikit-learn drop-ins, the Spark ada
 How DCG@k is computed, for a query of n rows:
 
 1. Each row gets a 1-based `position` by descending score (`rank("ordinal").over(query)`, with the tie
-   break of the chosen `ties` mode) and a `discount` = 1 / log_b(position + 1), or 0 past k.
-2. Deterministic tie modes: DCG@k = sum(gain * discount).
+   break of the chosen `ties` mode) and a `discount` = 1 / log_b(position + 1), computed once per row;
+   a cut-off k zeroes the discounts of positions past k.
+2. Deterministic tie modes: DCG@k = sum(gain * discount), one group-by on the query.
    `ties="average"` (scikit-learn): the rows sharing a score occupy a contiguous block of positions, and
    scikit-learn credits that block with (mean gain of the block) * (sum of the block's discounts).  The
    block's discount sum does not depend on how positions are dealt within it, so an arbitrary ordinal
    rank gives it exactly: group by (query, score), then sum(gain) / len * sum(discount) per block, and
-   sum the blocks.  Blocks that straddle k get partial credit for free, as positions past k weigh 0.
-3. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter).
+   sum the blocks.  Blocks that straddle k get partial credit for free, as positions past k weigh 0; with
+   finite cut-offs only the blocks reaching the largest k enter that group-by.
+3. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the
+   raw relevance is ranked when the gain grows with it).
+4. Reciprocal rank: the smallest position of a relevant row; with `ties="average"` the exact expectation
+   over the orders of the first tie block holding a relevant row (`_expected_reciprocal_rank`).
 
-Every step is a window over the query, a group-by or an elementwise expression, so the plan runs natively
-in the streaming engine.  Counters for the data checks ride along in the same aggregations.
+Every step is a window over the query, a group-by, a join of per-query frames or an elementwise
+expression, so the plan runs natively in the streaming engine.  The counters for the data checks ride
+along in the per-query group-by; `_checks.apply_checks` turns them into errors.
 """
 
 from __future__ import annotations
