@@ -20,14 +20,14 @@ df = pl.DataFrame(
     }
 )
 res = {"lazy first": [], "df second": [], "df first": [], "lazy second": []}
-for i in range(4):
+for _ in range(4):
     t = time.perf_counter()
     df.lazy().rank_metrics.ndcg(k=10).collect()
     res["lazy first"].append(time.perf_counter() - t)
     t = time.perf_counter()
     df.rank_metrics.ndcg(k=10)
     res["df second"].append(time.perf_counter() - t)
-for i in range(4):
+for _ in range(4):
     t = time.perf_counter()
     df.rank_metrics.ndcg(k=10)
     res["df first"].append(time.perf_counter() - t)
