@@ -143,14 +143,13 @@ def _describe(fmt: _Format, path: str, line_number: int, line: str) -> str:
     return f"malformed TREC {fmt.kind} line ({where}): {line!r}."  # pragma: no cover - both paths agree
 
 
-def _checker(path: str, fmt: _Format, output: Sequence[str]) -> Callable[[pl.Series], pl.Series]:
-    def check_batch(batch: pl.Series) -> pl.Series:
-        frame = batch.struct.unnest()
+def _checker(path: str, fmt: _Format, output: Sequence[str]) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    def check_batch(frame: pl.DataFrame) -> pl.DataFrame:
         if frame.select((pl.col(_PROBLEM) > 0).any()).item():
             # a batch may start mid-file: look the first malformed line of the whole file up again
             number, line = _first_malformed_line(path, fmt)
             raise ValueError(_describe(fmt, path, number, line))
-        return frame.select(output).to_struct(batch.name)
+        return frame.select(output)
 
     return check_batch
 
@@ -163,14 +162,15 @@ def _scan(path: PathLike, fmt: _Format) -> pl.LazyFrame:
     if not os.path.isfile(file):
         msg = f"TREC {fmt.kind} file not found: {file}"
         raise FileNotFoundError(msg)
-    parsed = _parsed_lines(file, fmt)
     output = [field.name for field in fmt.fields]
-    output_dtype = pl.Struct({field.name: field.dtype for field in fmt.fields})
-    checked = pl.struct(_LINE_NUMBER, _PROBLEM, *output).map_batches(
-        _checker(file, fmt, output), return_dtype=output_dtype, is_elementwise=True
+    # a streamable frame-level map: opaque to the optimiser, so no projection can skip the check, and its
+    # exception reaches the caller as raised (an expression UDF's would get Polars' context appended)
+    return _parsed_lines(file, fmt).map_batches(
+        _checker(file, fmt, output),
+        schema={field.name: field.dtype for field in fmt.fields},
+        streamable=True,
+        validate_output_schema=False,
     )
-    # the columns come out of the check, so no projection or slice can skip it for the rows it keeps
-    return parsed.select(checked.alias("__lodestar_checked")).unnest("__lodestar_checked")
 
 
 def scan_trec_run(path: PathLike) -> pl.LazyFrame:
@@ -192,7 +192,7 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
         score is not a number.  The message names the file and the 1-based line number of the first
         malformed line; blank lines count as lines.  On that (error) path the file is read a second time
         to find the first malformed line of the whole file, since the check itself runs batch by batch.
-        A slice (``head``) checks only the lines it reads.
+        A slice (``head``) may still read and check the whole file.
     """
     return _scan(path, _RUN)
 
