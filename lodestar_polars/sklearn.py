@@ -195,8 +195,7 @@ def _score(
 ) -> float:
     true, score, weights = _checked_inputs(f"{metric}_score", y_true, y_score, sample_weight)
     if weights is not None:
-        # numpy's own sum, so zero exactly when np.average's is (checked here, not by the plan, whose data-check
-        # errors reach the caller with Polars' expression context appended to the message)
+        # numpy's own sum, so zero exactly when np.average's is (the plan's own sum may round differently)
         weight_sum = weights.sum()
         if weight_sum == 0:
             msg = "Weights sum to zero, can't be normalized"
