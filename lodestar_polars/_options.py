@@ -97,6 +97,17 @@ def check_cutoffs(k: object) -> tuple[Cutoff, ...]:
     return (_check_cutoff(k),)
 
 
+NO_QUERY_MESSAGE = "no query to average: the frame has no query (or every query's metric is null)."
+ZERO_WEIGHTS_MESSAGE = "Weights sum to zero, can't be normalized"  # scikit-learn's (np.average's) words
+
+
+def check_single_cutoff(metric: str, k: object) -> None:
+    """The `*_score` forms return one number, so they take one cut-off."""
+    if isinstance(k, (list, tuple)):
+        msg = f"{metric}_score returns one number: give k as one int or None, not {k!r}."
+        raise TypeError(msg)
+
+
 def _check_gain(gain: object) -> GainName | tuple[tuple[float, float], ...]:
     if isinstance(gain, str):
         if gain not in GAINS:

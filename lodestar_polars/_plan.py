@@ -33,7 +33,7 @@ import math
 import polars as pl
 
 from ._checks import DataCheck, apply_checks, bad_values, fixed, with_query
-from ._options import Cutoff, MetricOptions
+from ._options import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE, Cutoff, MetricOptions
 
 QUERY = "__lodestar_query"
 RELEVANCE = "__lodestar_relevance"
@@ -527,8 +527,8 @@ def mean_plan(frame: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
     checks = [
         DataCheck(
             "__lodestar_no_queries",
-            fixed(ValueError, "no query to average: the frame has no query (or every query's metric is null)."),
+            fixed(ValueError, NO_QUERY_MESSAGE),
         ),
-        DataCheck("__lodestar_zero_weight", fixed(ZeroDivisionError, "Weights sum to zero, can't be normalized")),
+        DataCheck("__lodestar_zero_weight", fixed(ZeroDivisionError, ZERO_WEIGHTS_MESSAGE)),
     ]
     return apply_checks(summary, QUERY, output, checks)

@@ -10,7 +10,16 @@ from typing import Generic, Literal, TypeVar, overload
 import polars as pl
 
 from . import _plan
-from ._options import Cutoffs, Gain, Metric, MetricOptions, NoRelevant, check_schema, make_options
+from ._options import (
+    Cutoffs,
+    Gain,
+    Metric,
+    MetricOptions,
+    NoRelevant,
+    check_schema,
+    check_single_cutoff,
+    make_options,
+)
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 Ties = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
@@ -283,9 +292,7 @@ class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
         return plan.collect()
 
     def _score(self, metric: Metric, k: int | None, **arguments: object) -> float:
-        if isinstance(k, (list, tuple)):
-            msg = f"{metric}_score returns one number: give k as one int or None, not {k!r}."
-            raise TypeError(msg)
+        check_single_cutoff(metric, k)
         mean = self._mean(metric, k=k, **arguments)
         return float(mean.item(0, 0))
 

@@ -7,6 +7,8 @@ evaluating each partition as its own query needs memory in proportion to the lar
 per-partition means combine exactly:
 
 >>> import polars as pl
+
+from ._options import ZERO_WEIGHTS_MESSAGE
 >>> import lodestar_polars
 >>> from lodestar_polars.partitions import combine_means
 >>> frame = pl.DataFrame({"query": [1, 1, 2, 2], "relevance": [1, 0, 0, 1], "score": [0.9, 0.1, 0.9, 0.1]})
@@ -20,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import polars as pl
+
+from ._options import ZERO_WEIGHTS_MESSAGE
 
 COUNT_COLUMNS = ("queries", "weight_sum", "queries_without_judgments")
 
@@ -44,8 +48,7 @@ def combine_means(means: Sequence[pl.DataFrame]) -> pl.DataFrame:
     stacked = pl.concat(means)
     weight_sum = pl.col("weight_sum").sum()
     if stacked["weight_sum"].sum() == 0:
-        msg = "Weights sum to zero, can't be normalized"
-        raise ZeroDivisionError(msg)
+        raise ZeroDivisionError(ZERO_WEIGHTS_MESSAGE)
     combined = [
         pl.col(name).sum() if name in COUNT_COLUMNS else ((pl.col(name) * pl.col("weight_sum")).sum() / weight_sum)
         for name in columns

@@ -34,6 +34,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
 
+from ._options import ZERO_WEIGHTS_MESSAGE
 from .namespace import rank_metrics
 
 __all__ = ["InvalidParameterError", "dcg_score", "ndcg_score"]
@@ -198,8 +199,7 @@ def _score(
         # numpy's own sum, so zero exactly when np.average's is (the plan's own sum may round differently)
         weight_sum = weights.sum()
         if weight_sum == 0:
-            msg = "Weights sum to zero, can't be normalized"
-            raise ZeroDivisionError(msg)
+            raise ZeroDivisionError(ZERO_WEIGHTS_MESSAGE)
         if not math.isfinite(weight_sum):
             return math.nan  # numpy's weighted average with a NaN or infinite weight
     metrics = rank_metrics(_long_frame(true, score, weights))

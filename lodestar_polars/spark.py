@@ -36,7 +36,18 @@ import polars as pl
 import pyarrow as pa
 
 from . import _plan
-from ._options import Cutoffs, Gain, Metric, MetricOptions, NoRelevant, check_schema, make_options
+from ._options import (
+    NO_QUERY_MESSAGE,
+    ZERO_WEIGHTS_MESSAGE,
+    Cutoffs,
+    Gain,
+    Metric,
+    MetricOptions,
+    NoRelevant,
+    check_schema,
+    check_single_cutoff,
+    make_options,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -198,11 +209,9 @@ def _mean(evaluation: _Evaluation) -> pl.DataFrame:
     queries = int(totals["queries"])
     weight_sum = float(totals[f"weight_{o.metric_columns[0]}"] or 0.0)
     if queries == 0:
-        msg = "no query to average: the frame has no query (or every query's metric is null)."
-        raise ValueError(msg)
+        raise ValueError(NO_QUERY_MESSAGE)
     if weight_sum == 0:
-        msg = "Weights sum to zero, can't be normalized"
-        raise ZeroDivisionError(msg)
+        raise ZeroDivisionError(ZERO_WEIGHTS_MESSAGE)
     columns: dict[str, pl.Series] = {}
     with np.errstate(divide="ignore", invalid="ignore"):  # as Polars divides: x / 0.0 is inf or NaN
         for name in o.metric_columns:
@@ -220,9 +229,7 @@ def _mean(evaluation: _Evaluation) -> pl.DataFrame:
 
 
 def _score(metric: Metric, frame: SparkDataFrame, k: int | None, arguments: dict[str, object]) -> float:
-    if isinstance(k, (list, tuple)):
-        msg = f"{metric}_score returns one number: give k as one int or None, not {k!r}."
-        raise TypeError(msg)
+    check_single_cutoff(metric, k)
     return float(_mean(_evaluation(metric, frame, {**arguments, "k": k})).item(0, 0))
 
 
