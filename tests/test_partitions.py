@@ -1,57 +1,396 @@
-"""Partition-wise evaluation (the bounded-memory layout) gives the whole dataset's numbers."""
+"""Partition-wise evaluation: `partitions.sink` and `combine_means` give the whole dataset's numbers.
+
+The oracle is the single plan over the whole frame (itself checked against scikit-learn, trec_eval and
+LightGBM in the other test modules), plus scikit-learn directly for one mean.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from sklearn.metrics import ndcg_score
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
-from lodestar_polars.partitions import combine_means
+from lodestar_polars.partitions import combine_means, sink
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def hive_dataset(tmp_path: Path) -> tuple[pl.DataFrame, Path]:
-    rng = np.random.default_rng(5)
-    lengths = rng.integers(1, 30, 400)
-    query = np.repeat(np.arange(400), lengths)
+def ragged_run(seed: int, queries: int = 300, max_length: int = 25) -> pl.DataFrame:
+    """Ragged queries (1..max_length docs), shuffled rows, integer scores (many ties), a weight per query."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, max_length, queries)
+    query = np.repeat(rng.permutation(10 * queries)[:queries], lengths)
     frame = pl.DataFrame(
         {
             "query": query,
+            "doc": np.concatenate([rng.permutation(100)[:n] for n in lengths]),
             "relevance": rng.integers(0, 4, len(query)),
-            "score": rng.integers(0, 8, len(query)).astype(float),
-            "w": (query % 3 + 1).astype(float),
+            "score": rng.integers(0, 6, len(query)).astype(float),
+            "w": (query % 5 + 1).astype(float),
+            "extra": rng.random(len(query)),
         }
     )
-    root = tmp_path / "logs"
-    frame.with_columns(bucket=pl.col("query") % 4).write_parquet(root, partition_by="bucket")
-    return frame, root
+    return frame.sample(fraction=1.0, shuffle=True, seed=seed)
 
 
-def test_partition_wise_evaluation_equals_the_whole(hive_dataset: tuple[pl.DataFrame, Path], tmp_path: Path) -> None:
-    frame, root = hive_dataset
-    out = tmp_path / "out"
-    out.mkdir()
-    means = []
-    for index, part in enumerate(sorted(root.glob("bucket=*"))):
-        source = pl.scan_parquet(part)
-        per_query = source.rank_metrics.ndcg(k=[1, 5, None], weight="w").sink_parquet(
-            out / f"{index}.parquet", lazy=True
-        )
-        mean = source.rank_metrics.ndcg_mean(k=[1, 5, None], weight="w")
-        _, mean_frame = pl.collect_all([per_query, mean], engine="streaming")
-        means.append(mean_frame)
-    whole = frame.rank_metrics.ndcg(k=[1, 5, None], weight="w")
-    assert_frame_equal(pl.read_parquet(out).sort("query"), whole, rel_tol=1e-12, abs_tol=1e-12)
-    assert_frame_equal(combine_means(means), frame.rank_metrics.ndcg_mean(k=[1, 5, None], weight="w"), rel_tol=1e-12)
+def per_query_at(path: Path, by: list[str] | None = None) -> pl.DataFrame:
+    return pl.read_parquet(path).sort([*(by or []), "query"])
 
 
-def test_combine_means_refuses_mismatched_frames(hive_dataset: tuple[pl.DataFrame, Path]) -> None:
-    frame, _ = hive_dataset
+CASES: list[tuple[str, dict[str, Any]]] = [
+    ("ndcg", {}),
+    ("ndcg", {"k": [1, 3, 10, None], "weight": "w"}),
+    ("ndcg", {"k": 5, "ties": "input", "gain": "exponential"}),
+    ("ndcg", {"k": [2, 20], "ties": "reverse", "no_relevant": None}),
+    ("ndcg", {"ties": "doc", "doc": "doc", "no_relevant": 1.0, "weight": "w"}),
+    ("ndcg", {"ties": "pessimistic", "gain": {0: 0.0, 1: 1.0, 2: 5.0, 3: 7.0}}),
+    ("dcg", {"k": [1, 4], "log_base": 10.0, "ties": "optimistic"}),
+    ("reciprocal_rank", {"k": [1, 3, None], "threshold": 1.0, "weight": "w"}),
+    ("reciprocal_rank", {"ties": "input", "doc": "doc"}),
+]
+
+
+@pytest.mark.parametrize(("metric", "options"), CASES, ids=[f"{m}-{sorted(o)}" for m, o in CASES])
+@pytest.mark.parametrize("partitions", [1, 7])
+def test_sink_equals_the_single_plan(tmp_path: Path, metric: str, options: dict[str, Any], partitions: int) -> None:
+    frame = ragged_run(seed=partitions)
+    path = tmp_path / "out"
+    mean = sink(frame.lazy(), path, metric=metric, partitions=partitions, **options)
+    whole = getattr(frame.rank_metrics, metric)(**options)
+    assert_frame_equal(per_query_at(path), whole, rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(mean, getattr(frame.rank_metrics, metric + "_mean")(**options), rel_tol=1e-12, abs_tol=1e-12)
+    assert len(list(path.glob("*.parquet"))) <= partitions
+
+
+def test_sink_mean_matches_scikit_learn(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    relevance, scores = rng.integers(0, 4, (200, 12)), rng.integers(0, 5, (200, 12)).astype(float)
+    frame = pl.DataFrame(
+        {"query": np.repeat(np.arange(200), 12), "relevance": relevance.ravel(), "score": scores.ravel()}
+    )
+    mean = sink(frame.lazy(), tmp_path / "ndcg.parquet", partitions=5, k=[3, None])
+    assert mean["ndcg@3"].item() == pytest.approx(ndcg_score(relevance, scores, k=3), rel=1e-12)
+    assert mean["ndcg"].item() == pytest.approx(ndcg_score(relevance, scores), rel=1e-12)
+
+
+def test_sink_writes_one_file_for_a_parquet_path(tmp_path: Path) -> None:
+    frame = ragged_run(seed=3)
+    path = tmp_path / "ndcg.parquet"
+    sink(frame.lazy(), path, partitions=4, k=10)
+    assert path.is_file()
+    assert_frame_equal(per_query_at(path), frame.rank_metrics.ndcg(k=10), rel_tol=1e-12)
+
+
+def test_sink_reads_from_parquet_and_keeps_unused_columns_out(tmp_path: Path) -> None:
+    frame = ragged_run(seed=4)
+    frame.write_parquet(tmp_path / "run.parquet")
+    mean = sink(pl.scan_parquet(tmp_path / "run.parquet"), tmp_path / "out", partitions=3, weight="w", k=[1, 5])
+    assert_frame_equal(mean, frame.rank_metrics.ndcg_mean(weight="w", k=[1, 5]), rel_tol=1e-12)
+    assert pl.read_parquet(tmp_path / "out").columns == ["query", "ndcg@1", "ndcg@5", "w"]
+
+
+@pytest.fixture
+def run_and_qrels() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A run and judgments that overlap partly: run queries without judgments, judged queries not in the run,
+    judged documents the run did not retrieve."""
+    rng = np.random.default_rng(8)
+    run = ragged_run(seed=8, queries=120).drop("relevance", "w")
+    run_queries = run["query"].unique().to_numpy()
+    judged_queries = np.concatenate([run_queries[:90], np.arange(5000, 5030)])
+    qrels = pl.DataFrame(
+        {
+            "query": np.repeat(judged_queries, 15),
+            "doc": np.concatenate([rng.permutation(120)[:15] for _ in judged_queries]),
+            "relevance": rng.integers(-1, 4, 15 * len(judged_queries)),
+        }
+    )
+    return run, qrels
+
+
+@pytest.mark.parametrize("missing_queries", ["skip", "zero"])
+@pytest.mark.parametrize(("metric", "options"), [("ndcg", {"k": [3, None]}), ("reciprocal_rank", {"k": 5})])
+@pytest.mark.parametrize("partitions", [1, 16])
+def test_sink_with_qrels_equals_the_single_plan(
+    tmp_path: Path,
+    run_and_qrels: tuple[pl.DataFrame, pl.DataFrame],
+    metric: str,
+    options: dict[str, Any],
+    missing_queries: str,
+    partitions: int,
+) -> None:
+    run, qrels = run_and_qrels
+    options = {**options, "doc": "doc", "qrels": qrels.lazy(), "missing_queries": missing_queries}
+    path = tmp_path / "out"
+    mean = sink(run.lazy(), path, metric=metric, partitions=partitions, **options)
+    whole_mean = getattr(run.rank_metrics, metric + "_mean")(**options)
+    assert_frame_equal(mean, whole_mean, rel_tol=1e-12, abs_tol=1e-12)
+    assert whole_mean["queries_without_judgments"].item() > 0
+    whole = getattr(run.rank_metrics, metric)(**options)
+    assert_frame_equal(per_query_at(path), whole, rel_tol=1e-12, abs_tol=1e-12)
+    if missing_queries == "zero":  # the judged queries with no run row are scored, in their own buckets
+        assert per_query_at(path)["query"].is_in(list(range(5000, 5030))).sum() == 30
+
+
+def test_sink_scores_a_judged_query_whose_bucket_has_no_run_row(tmp_path: Path) -> None:
+    run = pl.DataFrame({"query": [1, 1], "doc": ["a", "b"], "score": [0.5, 0.2]})
+    qrels = pl.DataFrame({"query": [1, 2, 3, 4, 5, 6], "doc": ["a"] * 6, "relevance": [1] * 6})
+    options: dict[str, Any] = {"doc": "doc", "qrels": qrels, "missing_queries": "zero"}
+    mean = sink(run.lazy(), tmp_path / "out", partitions=8, **options)
+    assert_frame_equal(mean, run.rank_metrics.ndcg_mean(**options))
+    assert mean["queries"].item() == 6  # query 1 scores 1.0, the five judged queries without run rows 0.0
+
+
+# -- errors and atomicity ------------------------------------------------------------------------------------
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_a_data_error_leaves_nothing_at_path(tmp_path: Path) -> None:
+    frame = ragged_run(seed=2)
+    bad_query = frame["query"][17]
+    frame = frame.with_columns(
+        pl.when(pl.col("query") == bad_query).then(float("nan")).otherwise(pl.col("score")).alias("score")
+    )
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for path in (folder / "out", folder / "out.parquet"):
+        with pytest.raises(ValueError, match=f"score column 'score' has .* the first in query {bad_query}"):
+            sink(frame.lazy(), path, partitions=6)
+    assert leftovers(folder) == []
+
+
+def test_a_mean_error_leaves_nothing_at_path(tmp_path: Path) -> None:
+    frame = ragged_run(seed=2).with_columns(w=pl.lit(0.0))
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero, can't be normalized"):
+        sink(frame.lazy(), tmp_path / "out", partitions=3, weight="w")
+    with pytest.raises(ZeroDivisionError):
+        frame.rank_metrics.ndcg_mean(weight="w")  # the single plan agrees
+    assert leftovers(tmp_path) == []
+
+
+def test_a_partition_without_query_does_not_fail_when_the_whole_has_some(tmp_path: Path) -> None:
+    # no_relevant=None: queries without a relevant document are left out of the mean; in most buckets that
+    # is every query, which alone would raise "no query to average"
+    frame = ragged_run(seed=9).with_columns(
+        relevance=pl.when(pl.col("query") == pl.col("query").min()).then(pl.col("relevance")).otherwise(0)
+    )
+    mean = sink(frame.lazy(), tmp_path / "out", partitions=5, no_relevant=None)
+    assert_frame_equal(mean, frame.rank_metrics.ndcg_mean(no_relevant=None), rel_tol=1e-12)
+    assert mean["queries"].item() == 1
+
+
+def test_no_query_at_all_raises_like_the_single_plan(tmp_path: Path) -> None:
+    empty = ragged_run(seed=1).clear()
+    with pytest.raises(ValueError, match="no query to average"):
+        sink(empty.lazy(), tmp_path / "out", partitions=3)
+    with pytest.raises(ValueError, match="no query to average"):
+        empty.rank_metrics.ndcg_mean()
+    assert leftovers(tmp_path) == []
+
+
+def test_options_are_checked_before_any_data_is_read(tmp_path: Path) -> None:
+    reads = []
+
+    def record(batch: pl.Series) -> pl.Series:
+        reads.append(len(batch))
+        return batch
+
+    frame = ragged_run(seed=1).lazy().with_columns(pl.col("score").map_batches(record, return_dtype=pl.Float64))
+    with pytest.raises(ValueError, match="k must be at least 1, got 0"):
+        sink(frame, tmp_path / "out", partitions=2, k=0)
+    with pytest.raises(ValueError, match="ties must be one of"):
+        sink(frame, tmp_path / "out", partitions=2, ties="random")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'topk'"):
+        sink(frame, tmp_path / "out", partitions=2, topk=3)
+    with pytest.raises(pl.exceptions.ColumnNotFoundError, match="weight column 'traffic' not found"):
+        sink(frame, tmp_path / "out", partitions=2, weight="traffic")
+    with pytest.raises(ValueError, match="log_base"):
+        sink(frame, tmp_path / "out", metric="dcg", partitions=2, log_base=1.0)
+    assert reads == []
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("metric", ["ndcg_mean", "ndcg_score", "mrr", "_mean", 3])
+def test_an_unknown_metric_is_refused(tmp_path: Path, metric: object) -> None:
+    with pytest.raises(ValueError, match=r"metric must be a \.rank_metrics method with a _mean form, one of .*ndcg"):
+        sink(ragged_run(seed=1).lazy(), tmp_path / "out", metric=metric, partitions=2)  # type: ignore[arg-type]  # the wrong value is the point
+
+
+@pytest.mark.parametrize(
+    ("partitions", "error"), [(0, ValueError), (-2, ValueError), (2.0, TypeError), (True, TypeError)]
+)
+def test_a_bad_partitions_value_is_refused(tmp_path: Path, partitions: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="partitions must be"):
+        sink(ragged_run(seed=1).lazy(), tmp_path / "out", partitions=partitions)  # type: ignore[arg-type]  # the wrong value is the point
+
+
+def test_an_existing_path_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "out.parquet"
+    path.write_text("keep me")
+    with pytest.raises(FileExistsError, match=r"out\.parquet' exists"):
+        sink(ragged_run(seed=1).lazy(), path, partitions=2)
+    assert path.read_text() == "keep me"
+
+
+def test_progress_bar_counts_the_partitions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tqdm")
+    frame = ragged_run(seed=1)
+    mean = sink(frame.lazy(), tmp_path / "out", partitions=3, progress=True)
+    assert_frame_equal(mean, frame.rank_metrics.ndcg_mean(), rel_tol=1e-12)
+    assert "3/3" in capsys.readouterr().err
+
+
+def test_progress_without_tqdm_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # makes `from tqdm.auto import tqdm` raise ImportError
+    with pytest.raises(ImportError, match=r"lodestar-polars\[progress\]"):
+        sink(ragged_run(seed=1).lazy(), tmp_path / "out", partitions=2, progress=True)
+    assert leftovers(tmp_path) == []
+
+
+# -- bounded memory --------------------------------------------------------------------------------------------
+
+MEMORY_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    import polars as pl
+    from lodestar_polars.partitions import sink
+
+    def peak_kib():
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+
+    source, out, partitions = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    pl.scan_parquet(source).head(1000).collect()  # the engine's own start-up memory, before the baseline
+    before = peak_kib()
+    mean = sink(pl.scan_parquet(source), out, partitions=partitions, k=10)
+    print(json.dumps({"before": before, "after": peak_kib(), "mean": mean["ndcg@10"].item()}))
+    """
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmHWM from /proc (Linux)")
+def test_peak_memory_follows_the_partition_not_the_data(tmp_path: Path) -> None:
+    rows, per_query = 3_000_000, 50
+    rng = np.random.default_rng(0)
+    pl.DataFrame(
+        {
+            "query": np.repeat(np.arange(rows // per_query, dtype=np.int64), per_query),
+            "relevance": rng.integers(0, 5, rows).astype(np.int8),
+            "score": rng.random(rows),
+        }
+    ).write_parquet(tmp_path / "run.parquet")
+    env = {**os.environ, "POLARS_MAX_THREADS": "2", "PYTHONPATH": str(REPO_ROOT)}
+
+    def growth(partitions: int) -> tuple[int, float]:
+        command = [sys.executable, "-c", MEMORY_CHILD, str(tmp_path / "run.parquet"), str(tmp_path / f"o{partitions}")]
+        done = subprocess.run([*command, str(partitions)], capture_output=True, text=True, env=env, check=True)
+        report = json.loads(done.stdout)
+        return report["after"] - report["before"], report["mean"]
+
+    whole, whole_mean = growth(1)
+    split, split_mean = growth(16)
+    assert split_mean == pytest.approx(whole_mean, rel=1e-12)
+    # measured here: one bucket (the whole data in the windows) grows the peak by 250-270 MB, 16 buckets by
+    # 70-80 MB (writer buffers and allocator arenas on top of 1/16 of the windows): assert half, for margin
+    assert whole > 100_000, f"the whole-data run grew only {whole} KiB: the test no longer measures the windows"
+    assert split < 0.5 * whole, f"peak growth {split} KiB with 16 partitions vs {whole} KiB with 1"
+
+
+# -- combine_means ---------------------------------------------------------------------------------------------
+
+
+def test_combine_means_equals_the_whole(tmp_path: Path) -> None:
+    frame = ragged_run(seed=6)
+    parts = [frame.filter(pl.col("query") % 4 == bucket) for bucket in range(4)]
+    options: dict[str, Any] = {"k": [1, 5, None], "weight": "w"}
+    combined = combine_means([part.rank_metrics.ndcg_mean(**options) for part in parts])
+    assert_frame_equal(combined, frame.rank_metrics.ndcg_mean(**options), rel_tol=1e-12)
+
+
+def test_combine_means_by_group_equals_each_group_whole() -> None:
+    # mean frames with a group column, one row per group present in the partition, computed group by group
+    frame = ragged_run(seed=7).with_columns(group=pl.col("query") % 3, bucket=pl.col("query") % 5)
+
+    def group_means(part: pl.DataFrame) -> pl.DataFrame:
+        rows = [
+            pl.DataFrame({"group": [group]}).hstack(
+                part.filter(pl.col("group") == group).rank_metrics.ndcg_mean(k=[1, 3], weight="w")
+            )
+            for group in sorted(part["group"].unique())
+        ]
+        return pl.concat(rows)
+
+    parts = [group_means(frame.filter(pl.col("bucket") == b)) for b in range(5)]
+    parts[0] = parts[0].filter(pl.col("group") != 2)  # a group may be missing from a partition...
+    kept = frame.filter(~((pl.col("bucket") == 0) & (pl.col("group") == 2)))  # ...as if it had no query there
+    combined = combine_means(parts, by="group")
+    assert_frame_equal(combined, group_means(kept), rel_tol=1e-12)
+
+
+def test_combine_means_refuses_mismatched_frames() -> None:
+    frame = ragged_run(seed=1)
     with pytest.raises(ValueError, match="combine_means takes one-row frames with the same columns"):
         combine_means([frame.rank_metrics.ndcg_mean(k=1), frame.rank_metrics.ndcg_mean(k=2)])
+    two_rows = pl.concat([frame.rank_metrics.ndcg_mean()] * 2)
+    with pytest.raises(ValueError, match="one-row frames"):
+        combine_means([two_rows])
     with pytest.raises(ValueError, match="needs at least one"):
         combine_means([])
+    with pytest.raises(ValueError, match="with 'weight_sum'"):
+        combine_means([frame.rank_metrics.ndcg().head(1)])
+
+
+def test_combine_means_by_refuses_a_repeated_group_or_a_missing_column() -> None:
+    mean = pl.DataFrame({"group": [1, 1], "ndcg": [0.5, 0.7], "queries": [1, 1], "weight_sum": [1.0, 1.0]})
+    with pytest.raises(ValueError, match=r"one row per by group in each frame; group \(1,\) repeats"):
+        combine_means([mean], by="group")
+    with pytest.raises(ValueError, match="by column 'market' is not a column"):
+        combine_means([mean], by="market")
+
+
+def test_combine_means_zero_weight_sum_raises() -> None:
+    mean = pl.DataFrame({"ndcg": [0.5], "queries": [1], "weight_sum": [0.0]})
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        combine_means([mean, mean])
+
+
+# -- by= (needs the by= core on main; fails on a branch without it) ------------------------------------------
+
+
+@pytest.mark.parametrize(("metric", "options"), [("ndcg", {"k": [1, 5], "weight": "w"}), ("reciprocal_rank", {})])
+def test_sink_by_equals_the_single_plan(tmp_path: Path, metric: str, options: dict[str, Any]) -> None:
+    # a query appears in several groups (its rows split by "device"), so the buckets must follow the query only
+    frame = ragged_run(seed=12).with_columns(
+        device=pl.when(pl.col("doc") % 2 == 0).then(pl.lit("a")).otherwise(pl.lit("b"))
+    )
+    options = {**options, "by": "device"}
+    path = tmp_path / "out"
+    mean = sink(frame.lazy(), path, metric=metric, partitions=6, **options)
+    assert_frame_equal(mean, getattr(frame.rank_metrics, metric + "_mean")(**options), rel_tol=1e-12)
+    whole = getattr(frame.rank_metrics, metric)(**options)
+    assert_frame_equal(per_query_at(path, by=["device"]), whole, rel_tol=1e-12)
+
+
+def test_sink_by_with_qrels_equals_the_single_plan(
+    tmp_path: Path, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
+) -> None:
+    run, qrels = run_and_qrels
+    run = run.with_columns(device=pl.when(pl.col("doc") % 3 == 0).then(pl.lit("a")).otherwise(pl.lit("b")))
+    options: dict[str, Any] = {"doc": "doc", "qrels": qrels, "by": "device", "k": 5}
+    mean = sink(run.lazy(), tmp_path / "out", partitions=8, **options)
+    assert_frame_equal(mean, run.rank_metrics.ndcg_mean(**options), rel_tol=1e-12)
