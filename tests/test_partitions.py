@@ -20,7 +20,7 @@ import pytest
 from polars.testing import assert_frame_equal
 from sklearn.metrics import ndcg_score
 
-import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+import lodestar_polars  # also registers .rank_metrics
 from lodestar_polars.partitions import combine_means, sink
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -394,3 +394,58 @@ def test_sink_by_with_qrels_equals_the_single_plan(
     options: dict[str, Any] = {"doc": "doc", "qrels": qrels, "by": "device", "k": 5}
     mean = sink(run.lazy(), tmp_path / "out", partitions=8, **options)
     assert_frame_equal(mean, run.rank_metrics.ndcg_mean(**options), rel_tol=1e-12)
+
+
+def _group_by_group(metric: str) -> tuple[Any, Any]:
+    """A by-capable metric built from the single plan run on each group's rows: the oracle for how `sink`
+    buckets and combines by groups, independent of the core's own by= support."""
+
+    def per_query(self: Any, *, by: str, **options: Any) -> pl.LazyFrame:
+        frame = self._frame
+        empty = getattr(frame.rank_metrics, metric)(**options).select(pl.lit(None, pl.String).alias(by), pl.all())
+        groups = frame.select(by).unique().collect()[by].sort().to_list()
+        parts = [
+            getattr(frame.filter(pl.col(by) == g).rank_metrics, metric)(**options).select(pl.lit(g).alias(by), pl.all())
+            for g in groups
+        ]
+        return pl.concat([empty.clear(), *parts])
+
+    def mean(self: Any, *, by: str, **options: Any) -> pl.LazyFrame:
+        frame = self._frame
+        empty = getattr(frame.rank_metrics, f"{metric}_mean")(**options).select(
+            pl.lit(None, pl.String).alias(by), pl.all()
+        )
+        groups = frame.select(by).unique().collect()[by].sort().to_list()
+        parts = [
+            getattr(frame.filter(pl.col(by) == g).rank_metrics, f"{metric}_mean")(**options).select(
+                pl.lit(g).alias(by), pl.all()
+            )
+            for g in groups
+        ]
+        return pl.concat([empty.clear(), *parts])
+
+    return per_query, mean
+
+
+@pytest.mark.parametrize("with_qrels", [False, True])
+def test_sink_by_combines_groups_like_one_plan_per_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame], with_qrels: bool
+) -> None:
+    per_query, mean = _group_by_group("ndcg")
+    monkeypatch.setattr(lodestar_polars.RankMetricsLazyFrame, "grouped_ndcg", per_query, raising=False)
+    monkeypatch.setattr(lodestar_polars.RankMetricsLazyFrame, "grouped_ndcg_mean", mean, raising=False)
+    if with_qrels:
+        frame, qrels = run_and_qrels
+        options: dict[str, Any] = {"doc": "doc", "qrels": qrels, "k": 5}
+    else:
+        frame, options = ragged_run(seed=12), {"k": [1, 5], "weight": "w"}
+    # a query's rows split between devices: the buckets must follow the query, not (device, query)
+    frame = frame.with_columns(device=pl.when(pl.col("doc") % 3 == 0).then(pl.lit("a")).otherwise(pl.lit("b")))
+    path = tmp_path / "out"
+    got = sink(frame.lazy(), path, metric="grouped_ndcg", partitions=8, by="device", **options)
+    expected = mean(lodestar_polars.rank_metrics(frame.lazy()), by="device", **options).collect()
+    assert_frame_equal(got, expected, rel_tol=1e-12, abs_tol=1e-12)
+    if with_qrels:
+        assert expected["queries_without_judgments"].min() > 0
+    whole = per_query(lodestar_polars.rank_metrics(frame.lazy()), by="device", **options).collect()
+    assert_frame_equal(per_query_at(path, by=["device"]), whole, rel_tol=1e-12, abs_tol=1e-12)
