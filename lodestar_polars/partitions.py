@@ -90,7 +90,7 @@ def sink(
         `_mean` form.
     partitions
         How many hash buckets of the query key.  Peak memory is about that of a single plan over
-        1 / `partitions` of the data: 16 buckets of 100M rows need well under 1 GB.
+        1 / `partitions` of the data (a query is never split: a bucket holds at least the largest query).
     progress
         Show a progress bar over the partitions (needs tqdm: the `progress` extra).
     **options
