@@ -8,7 +8,7 @@ per-partition means combine exactly:
 
 >>> import polars as pl
 
-from ._options import ZERO_WEIGHTS_MESSAGE
+from ._spec import ZERO_WEIGHTS_MESSAGE
 >>> import lodestar_polars
 >>> from lodestar_polars.partitions import combine_means
 >>> frame = pl.DataFrame({"query": [1, 1, 2, 2], "relevance": [1, 0, 0, 1], "score": [0.9, 0.1, 0.9, 0.1]})
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from ._options import ZERO_WEIGHTS_MESSAGE
+from ._spec import ZERO_WEIGHTS_MESSAGE
 
 COUNT_COLUMNS = ("queries", "weight_sum", "queries_without_judgments")
 

@@ -34,7 +34,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
 
-from ._options import ZERO_WEIGHTS_MESSAGE
+from ._spec import ZERO_WEIGHTS_MESSAGE
 from .namespace import rank_metrics
 
 __all__ = ["InvalidParameterError", "dcg_score", "ndcg_score"]
