@@ -12,7 +12,7 @@ partial or empty output behind.
 
 >>> from lodestar_polars.cli import parse_measures
 >>> parse_measures(["nDCG@10,rr", "dcg"], cutoffs=[5])
-['ndcg@10', 'rr', 'dcg@5']
+['ndcg@10', 'rr@5', 'dcg@5']
 """
 
 from __future__ import annotations
@@ -606,7 +606,13 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         "missing_queries": "zero" if args.complete else "skip",
     }
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
-    plans = _build(run, measures or ["rr"], options)
+    try:
+        plans = _build(run, measures or ["rr"], options)
+    except UsageError as error:
+        pending = [name for name in requested if TREC_BY_NAME[name].family in PENDING_FAMILIES]
+        context = f"trec_eval measure(s) {', '.join(pending)}: " if pending else ""
+        msg = f"{context}{error}"
+        raise UsageError(msg) from error
     runid_plan = run.select(pl.col("tag").first())
     per_query, mean, runid_frame = pl.collect_all([*plans, runid_plan], engine="streaming")
     out: list[str] = []
