@@ -251,7 +251,8 @@ def _atomic_outputs(paths: Sequence[Path]) -> Iterator[list[Path]]:
     temporaries: list[Path] = []
     try:
         for path in paths:
-            handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+            # hidden, and with the real extension last (for writers that pick the format by extension)
+            handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.partial-", suffix=path.suffix)
             os.close(handle)
             temporaries.append(Path(name))
         yield temporaries
@@ -380,6 +381,14 @@ def _gain(text: str) -> str | dict[float, float] | list[float]:
     except ValueError:
         msg = f"expected 'linear', 'exponential', 'label:gain,...' or 'gain0,gain1,...', got {text!r}"
         raise argparse.ArgumentTypeError(msg) from None
+
+
+def _columns(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        msg = f"expected column names separated by commas, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return names
 
 
 def _cutoffs(text: str) -> list[int]:
@@ -664,14 +673,22 @@ def _evaluate_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     columns = parser.add_argument_group("columns")
     columns.add_argument(
-        "--query", nargs="+", action="extend", metavar="COLUMN", help="query id column(s) (default: query)"
+        "--query",
+        type=_columns,
+        action="extend",
+        metavar="COLUMN[,COLUMN...]",
+        help="query id column(s), repeated or comma-separated (default: query)",
     )
     columns.add_argument("--doc", metavar="COLUMN", help="document id column (default: doc for a TREC run)")
     columns.add_argument("--relevance", metavar="COLUMN", help="graded relevance column (default: relevance)")
     columns.add_argument("--score", metavar="COLUMN", help="model score column (default: score)")
     columns.add_argument("--weight", metavar="COLUMN", help="per-query weight column for the means")
     columns.add_argument(
-        "--by", nargs="+", action="extend", metavar="COLUMN", help="group column(s): metrics per group, e.g. model"
+        "--by",
+        type=_columns,
+        action="extend",
+        metavar="COLUMN[,COLUMN...]",
+        help="group column(s), repeated or comma-separated: metrics per group, e.g. model",
     )
     metrics = parser.add_argument_group("measures and their options")
     metrics.add_argument(

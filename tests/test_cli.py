@@ -243,6 +243,111 @@ def test_an_output_that_is_not_a_regular_file_is_refused(log_parquet: tuple, tmp
 
 
 # --------------------------------------------------------------------------------------------------------
+# evaluate: the metric options reach the package
+
+
+def per_query_of(path: Path, folder: Path, *options: object) -> pl.DataFrame:
+    out = folder / "per_query.parquet"
+    result = cli("evaluate", path, *options, "--quiet", "--per-query", out)
+    assert result.returncode == 0, result.stderr
+    return pl.read_parquet(out)
+
+
+def test_gain_exponential(tmp_path: Path, log_parquet: tuple) -> None:
+    log, path = log_parquet
+    frame = per_query_of(path, tmp_path, "-m", "ndcg@5", "--gain", "exponential")
+    exponential = log.with_columns((2 ** pl.col("relevance") - 1).alias("relevance"))  # sklearn takes gains
+    expected = sklearn_per_query(exponential, ["query"], 5)
+    assert frame["ndcg@5"].to_list() == pytest.approx([expected[(q,)] for q in frame["query"]], abs=EXACT)
+
+
+def test_gain_mapping(tmp_path: Path, log_parquet: tuple) -> None:
+    log, path = log_parquet
+    frame = per_query_of(path, tmp_path, "-m", "dcg", "--gain", "0:0,1:1,2:5,3:10")
+    mapped = log.with_columns(pl.col("relevance").replace_strict({0: 0, 1: 1, 2: 5, 3: 10}))
+    expected = sklearn_per_query(mapped, ["query"], None, "dcg")
+    assert frame["dcg"].to_list() == pytest.approx([expected[(q,)] for q in frame["query"]], abs=1e-9)
+
+
+def test_log_base(tmp_path: Path, log_parquet: tuple) -> None:
+    log, path = log_parquet
+    frame = per_query_of(path, tmp_path, "-m", "dcg@3", "--log-base", "10")
+    expected = {
+        q: dcg_score([g["relevance"].to_list()], [g["score"].to_list()], k=3, log_base=10)
+        for (q,), g in log.group_by(["query"])
+    }
+    assert frame["dcg@3"].to_list() == pytest.approx([expected[q] for q in frame["query"]], abs=1e-9)
+
+
+def test_weight_and_no_relevant_none(tmp_path: Path) -> None:
+    log = evaluation_log()
+    log = log.with_columns(
+        pl.when(pl.col("query") == 0).then(0).otherwise(pl.col("relevance")).alias("relevance"),  # nothing relevant
+        (pl.col("query") % 3 + 1).cast(pl.Float64).alias("w"),
+    )
+    log.write_parquet(tmp_path / "log.parquet")
+    summary = tmp_path / "summary.json"
+    result = cli(
+        "evaluate",
+        tmp_path / "log.parquet",
+        "-m",
+        "ndcg@5",
+        "--weight",
+        "w",
+        "--no-relevant",
+        "none",
+        "--summary",
+        summary,
+        "--quiet",
+    )
+    assert result.returncode == 0, result.stderr
+    expected = sklearn_per_query(log.filter(pl.col("query") != 0), ["query"], 5)  # query 0 left out
+    weights = [q % 3 + 1 for (q,) in expected]
+    row = json.loads(summary.read_text())[0]
+    assert row["ndcg@5"] == pytest.approx(np.average(list(expected.values()), weights=weights), abs=EXACT)
+    assert (row["queries"], row["weight_sum"]) == (len(expected), sum(weights))
+
+
+def test_threshold(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    rows = [(q, int(rng.integers(0, 4)), float(s)) for q in range(15) for s in rng.permutation(9)[:6]]
+    log = pl.DataFrame(rows, schema=["query", "relevance", "score"], orient="row")
+    log.write_parquet(tmp_path / "log.parquet")
+    frame = per_query_of(tmp_path / "log.parquet", tmp_path, "-m", "rr", "--threshold", "1")
+    for row in frame.iter_rows(named=True):
+        group = log.filter(pl.col("query") == row["query"])
+        above_one = [int(r > 1) for r in group["relevance"]]  # relevant means relevance above the threshold
+        assert row["rr"] == pytest.approx(reciprocal_rank_by_hand(above_one, group["score"].to_list()), abs=EXACT)
+
+
+def test_parquet_qrels_and_missing_queries_zero(tmp_path: Path) -> None:
+    run, qrels = random_run_and_qrels(np.random.default_rng(21))
+    assert set(qrels) - set(run), "the seed must give a judged query missing from the run"
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    pl.DataFrame(rows, schema=["query", "doc", "score"], orient="row").write_parquet(tmp_path / "run.parquet")
+    judged = [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]
+    pl.DataFrame(judged, schema=["query", "doc", "relevance"], orient="row").write_parquet(tmp_path / "qrels.parquet")
+    frame = per_query_of(
+        tmp_path / "run.parquet",
+        tmp_path,
+        "--qrels",
+        tmp_path / "qrels.parquet",
+        "--doc",
+        "doc",
+        "--ties",
+        "doc",
+        "-m",
+        "ndcg",
+        "--missing-queries",
+        "zero",
+    )
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg"}).evaluate(run)
+    expected.update({q: {"ndcg": 0.0} for q in qrels if q not in run})  # zero: judged, not retrieved
+    assert frame["query"].to_list() == sorted(expected)
+    assert frame["ndcg"].to_list() == pytest.approx([expected[q]["ndcg"] for q in frame["query"]], abs=EXACT)
+
+
+# --------------------------------------------------------------------------------------------------------
 # evaluate: TREC files, and the options that need the new core (by=, composite query=)
 
 
@@ -318,13 +423,11 @@ def test_by_model(tmp_path: Path) -> None:
 
 
 def test_composite_query_key(tmp_path: Path) -> None:
-    """Needs the core's composite query= (planned API): --query model query is one key of two columns."""
+    """Needs the core's composite query= (planned API): --query model,query is one key of two columns."""
     log = evaluation_log(models=("bm25", "rerank"))
     log.write_parquet(tmp_path / "log.parquet")
     per_query = tmp_path / "per_query.csv"
-    result = cli(
-        "evaluate", tmp_path / "log.parquet", "--query", "model", "query", "-m", "ndcg", "--per-query", per_query
-    )
+    result = cli("evaluate", tmp_path / "log.parquet", "--query", "model,query", "-m", "ndcg", "--per-query", per_query)
     assert result.returncode == 0, result.stderr
     frame = pl.read_csv(per_query)
     assert frame.columns[:3] == ["model", "query", "ndcg"]
@@ -481,6 +584,25 @@ def test_trec_eval_reproduces_out_test_aq_for_the_issue_12_measures(shared_data:
     result = cli("trec_eval", "-q", *arguments, folder / "qrels.test", folder / "results.test")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines(keepends=True) == lines_of(folder / "out.test.aq", ISSUE_12_MEASURES)
+
+
+def test_trec_eval_default_is_the_official_measures_it_supports(shared_data: Path) -> None:
+    """No -m: trec_eval's `official` set (runid, num_q, map, recip_rank, P); map and P need the new core."""
+    folder = shared_data / "trec_eval"
+    result = cli("trec_eval", folder / "qrels.test", folder / "results.test")
+    assert result.returncode == 0, result.stderr
+    official = ("runid", "num_q", "map", "recip_rank", "P")
+    expected = [line for line in lines_of(folder / "out.test.aq", official) if "\tall\t" in line]
+    assert result.stdout.splitlines(keepends=True) == expected
+
+
+def test_trec_eval_dash_n_drops_the_summary(shared_data: Path) -> None:
+    folder = shared_data / "trec_eval"
+    result = cli("trec_eval", "-q", "-n", "-m", "ndcg", folder / "qrels.test", folder / "results.test")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines(keepends=True) == [
+        line for line in lines_of(folder / "out.test.aq", ("ndcg",)) if "\tall\t" not in line
+    ]
 
 
 Run = dict[str, dict[str, float]]
