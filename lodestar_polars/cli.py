@@ -141,7 +141,8 @@ def _evaluate(
     `options` holds the keyword arguments of the package's ``evaluate`` (query, relevance, score, doc, by, ties,
     gain, weight, no_relevant, threshold, log_base, qrels, missing_queries), only those the user gave.  Where
     the namespace has ``evaluate`` it does all the work; otherwise each measure family is one method call with
-    a list of cut-offs, and the frames are joined on the keys.
+    a list of cut-offs, and the frames are joined on the keys (`queries` and `weight_sum` then come from the
+    first family's mean).  The fallback can go once every supported version of the package has ``evaluate``.
     """
     metrics = rank_metrics(frame)
     evaluate = getattr(metrics, "evaluate", None)
@@ -466,6 +467,9 @@ def command_evaluate(args: argparse.Namespace) -> int:
     measures = parse_measures(args.measure or ["ndcg"], cutoffs=args.k or [])
     per_query_output = _output(args.per_query, PER_QUERY_KINDS, "--per-query")
     summary_output = _output(args.summary, SUMMARY_KINDS, "--summary")
+    if per_query_output and summary_output and per_query_output[0].resolve() == summary_output[0].resolve():
+        msg = f"--per-query and --summary name the same file: {args.summary}"
+        raise UsageError(msg)
     run_format = _detect_format(args.run, args.format)
     if args.missing_queries is not None and args.qrels is None:
         msg = "--missing-queries applies to judgments: give --qrels too."

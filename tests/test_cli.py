@@ -518,6 +518,7 @@ def test_output_file_mode_follows_the_umask(log_parquet: tuple, tmp_path: Path) 
         (["--summary", "summary.txt"], "--summary summary.txt: the extension must be one of .json, .csv, .md"),
         (["--per-query", "out.json"], "the extension must be one of .parquet, .pq, .csv"),
         (["--per-query", "no/such/folder/out.parquet"], "does not exist"),
+        (["--per-query", "out.csv", "--summary", "out.csv"], "name the same file"),
         (["--missing-queries", "zero"], "give --qrels too"),
         (["--ties", "doc"], "ties='doc' breaks ties by the doc column"),
         (["--no-relevant", "often"], "expected a number, 'none' or 'error'"),
