@@ -275,8 +275,9 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
     ValueError
         At collect time, for a line with fewer than 6 fields, or whose rank is not an integer (or one too
         large for Int64) or whose score is not a number, or that is not UTF-8 text.  The message names the
-        file and the 1-based line number of the first malformed line; blank lines count as lines.  On that (error) path the file is read a second time
-        to find the first malformed line of the whole file, since the check itself runs batch by batch.
+        file and the 1-based line number of the first malformed line; blank lines count as lines.  On that
+        (error) path the file is read a second time to find the first malformed line of the whole file,
+        since the check itself runs batch by batch (in Python, up to the first line that is not UTF-8).
         A slice (``head``) may still read and check the whole file.
     """
     return _scan(path, _RUN)
