@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, Literal
@@ -117,6 +118,19 @@ def _pandas_converted(value: Any) -> Any:
         return value
     if isinstance(value, pandas.DataFrame):
         dtypes = list(value.dtypes)
+        if hasattr(value, "sparse") and all(isinstance(dtype, pandas.SparseDtype) for dtype in dtypes):
+            # scikit-learn turns an all-sparse frame into a scipy sparse matrix, which it refuses here
+            msg = (
+                "Sparse data was passed, but dense data is required. "
+                "Use '.toarray()' to convert to a dense numpy array."
+            )
+            raise TypeError(msg)
+        if any(isinstance(dtype, pandas.SparseDtype) for dtype in dtypes):
+            warnings.warn(
+                "pandas.DataFrame with sparse columns found.It will be converted to a dense numpy array.",
+                UserWarning,
+                stacklevel=6,  # the caller of ndcg_score / dcg_score
+            )
         if not any(_pandas_needs_early_conversion(pandas, dtype) for dtype in dtypes):
             return value
         common = np.result_type(*dtypes) if all(isinstance(dtype, np.dtype) for dtype in dtypes) else None

@@ -302,6 +302,8 @@ HOSTILE: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("csr-array-y_score", (Y2, scipy.sparse.csr_array(S2)), {}),
     ("coo-y_score", (Y2, scipy.sparse.coo_matrix(S2)), {}),
     ("csr-sample_weight", (Y2, S2), {"sample_weight": scipy.sparse.csr_matrix([[1.0, 2.0]])}),
+    ("pandas-all-sparse-y_true", (pd.DataFrame(Y2).astype(pd.SparseDtype("int64", 0)), S2), {}),
+    ("pandas-partly-sparse-y_score", (Y2, pd.DataFrame(S2).astype({0: pd.SparseDtype("float64", 0.0)})), {}),
     ("sparse-y_true-before-k", (scipy.sparse.csr_matrix(Y2), S2), {"k": 0}),
     # boolean y_score: scikit-learn's tie averaging negates it, which numpy refuses
     ("bool-y_score", (Y2, np.array([[True, False, True], [False, True, True]])), {}),
@@ -340,6 +342,7 @@ def _outcome(function: Callable[..., float], args: tuple[Any, ...], kwargs: dict
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:pandas.DataFrame with sparse columns:UserWarning")
 @pytest.mark.parametrize("name", ["ndcg_score", "dcg_score"])
 @pytest.mark.parametrize(("args", "kwargs"), [case[1:] for case in HOSTILE], ids=[case[0] for case in HOSTILE])
 def test_hostile_inputs_match_sklearn(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -350,6 +353,13 @@ def test_hostile_inputs_match_sklearn(name: str, args: tuple[Any, ...], kwargs: 
         assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-12, nan_ok=True)
     else:
         assert ours == theirs
+
+
+@pytest.mark.parametrize("module", [sklearn.metrics, dropin], ids=["sklearn", "dropin"])
+def test_a_partly_sparse_frame_warns_and_is_densified(module: Any) -> None:
+    scores = pd.DataFrame(S2).astype({0: pd.SparseDtype("float64", 0.0)})
+    with pytest.warns(UserWarning, match=r"^pandas\.DataFrame with sparse columns found\.It will be converted"):
+        assert module.ndcg_score(Y2, scores) == pytest.approx(sklearn.metrics.ndcg_score(Y2, S2), rel=1e-12)
 
 
 def test_complex_weights_are_refused() -> None:
