@@ -1,12 +1,15 @@
-"""lodestar_polars: exact DCG, NDCG and reciprocal rank per query on Polars frames.
+"""lodestar_polars: exact ranking measures per query on Polars frames (NDCG, DCG, reciprocal rank, precision,
+recall, average precision, success), eager, lazy and streaming.
 
 Importing the package registers the `.rank_metrics` namespace on `pl.DataFrame` and `pl.LazyFrame`;
-`rank_metrics(frame)` returns the same namespace with its static type.
+`rank_metrics(frame)` returns the same namespace with its static type; `mean(per_query)` averages a per-query
+frame as the `*_mean` methods do.
 """
 
 from __future__ import annotations
 
+from ._mean import mean
 from .namespace import RankMetricsFrame, RankMetricsLazyFrame, rank_metrics
 
-__all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "rank_metrics"]
-__version__ = "0.1.0"
+__all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "mean", "rank_metrics"]
+__version__ = "0.2.0"

@@ -1,10 +1,13 @@
 """Checks that need the data, run inside the lazy plan.
 
 Polars has no expression that raises, so the plan carries a few per-query counters (bad values, the first
-offending value) into a Python function applied batch-wise to the per-query frame, never to the input rows.
+offending value) into a Python function applied batch-wise to a per-query frame, never to the input rows.
 It raises the first failed check with the message a user needs, at collect time; otherwise it passes the
 per-query columns through untouched.  The function is opaque to the optimiser, so no projection or filter
 on the result can prune the check away.
+
+Each `DataCheck` declares its counter expression next to its message: the plan puts `count` (and `value`)
+into the aggregation that sees the rows, under the check's own column name.
 """
 
 from __future__ import annotations
@@ -14,77 +17,94 @@ from dataclasses import dataclass
 
 import polars as pl
 
-Raise = Callable[[int, object, object], Exception]
+# make_error(total, where, value): `where` describes the first offending query (or group), `value` quotes
+# the first offending value (a label, a doc id) when the check has one
+MakeError = Callable[[int, str, object], Exception]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DataCheck:
-    """A per-query counter column that must be 0 everywhere, and the error to raise when it is not.
+    """A counter that must be 0 on every row of a per-query frame, and the error to raise when it is not.
 
-    `make_error(total, first_query, first_value)` builds the exception; `value_column`, when set, names a
-    per-query column holding an offending value (a label, a doc id) to quote.
+    `count` is evaluated where the check is placed (an aggregation over a query's rows, or an expression over
+    the per-query frame); `value`, when set, gives an offending value to quote.
     """
 
-    count_column: str
-    make_error: Raise
-    value_column: str | None = None
+    column: str
+    count: pl.Expr
+    make_error: MakeError
+    value: pl.Expr | None = None
+
+    @property
+    def value_column(self) -> str:
+        return f"{self.column}_value"
+
+    def aggregations(self) -> list[pl.Expr]:
+        """The counter (and the first offending value) as expressions for the frame the check is placed on."""
+        expressions = [self.count.alias(self.column)]
+        if self.value is not None:
+            expressions.append(self.value.alias(self.value_column))
+        return expressions
 
 
-def _describe(value: object) -> str:
+def describe(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def bad_values(role: str, column: str) -> Raise:
-    def make(total: int, first_query: object, _: object) -> Exception:
-        return ValueError(
-            f"{role} column {column!r} has {total} null, NaN or infinite value(s), "
-            f"the first in query {_describe(first_query)}."
-        )
+def message(error: type[Exception], template: str) -> MakeError:
+    """`template` may use {total}, {query} (the first offending query or group) and {value}."""
+
+    def make(total: int, where: str, value: object) -> Exception:
+        return error(template.format(total=total, query=where, value=describe(value)))
 
     return make
 
 
-def fixed(error: type[Exception], message: str) -> Raise:
-    return lambda _total, _query, _value: error(message)
+def bad_values(role: str, column: str) -> MakeError:
+    return message(
+        ValueError,
+        f"{role} column {column!r} has {{total}} null, NaN or infinite value(s), the first in query {{query}}.",
+    )
 
 
-def with_query(error: type[Exception], template: str) -> Raise:
-    """`template` may use {total}, {query} and {value}."""
-
-    def make(total: int, first_query: object, value: object) -> Exception:
-        return error(template.format(total=total, query=_describe(first_query), value=_describe(value)))
-
-    return make
+def non_finite(column: str, dtype: pl.DataType) -> pl.Expr:
+    bad = pl.col(column).is_null()
+    if dtype.is_float():
+        bad = bad | ~pl.col(column).is_finite()
+    return bad
 
 
 def apply_checks(
     per_query: pl.LazyFrame,
-    query_column: str,
+    where: Callable[[dict[str, object]], str],
+    key_columns: Sequence[str],
     output_columns: Sequence[str],
     checks: Sequence[DataCheck],
 ) -> pl.LazyFrame:
     """Raise the first failing check when the frame is collected; keep `output_columns` unchanged.
 
-    The count, first offending query and first offending value of each check are broadcast from the whole
-    frame, so the message is the same whichever batch the engine hands the function first.
+    The frame must already hold each check's column (and value column).  The count, first offending row
+    (its `key_columns`, described by `where`) and first offending value of each check are broadcast from
+    the whole frame, so the message is the same whichever batch the engine hands the function first.
     """
     if not checks:
         return per_query.select(output_columns)
     summaries: list[pl.Expr] = []
     for index, check in enumerate(checks):
-        failing = pl.col(check.count_column) > 0
-        summaries.append(pl.col(check.count_column).sum().alias(f"__check_{index}_total"))
-        summaries.append(pl.col(query_column).filter(failing).first().alias(f"__check_{index}_query"))
-        value = pl.lit(None) if check.value_column is None else pl.col(check.value_column).filter(failing).first()
-        summaries.append(value.alias(f"__check_{index}_value"))
+        failing = pl.col(check.column) > 0
+        keys = pl.struct(key_columns) if key_columns else pl.lit(None)
+        summaries.append(pl.col(check.column).sum().alias(f"__lodestar_check_{index}_total"))
+        summaries.append(keys.filter(failing).first().alias(f"__lodestar_check_{index}_where"))
+        value = pl.lit(None) if check.value is None else pl.col(check.value_column).filter(failing).first()
+        summaries.append(value.alias(f"__lodestar_check_{index}_value"))
     schema = per_query.collect_schema()
 
     def check_batch(frame: pl.DataFrame) -> pl.DataFrame:
         for index, check in enumerate(checks):
-            if (frame[check.count_column] > 0).any():
+            if (frame[check.column] > 0).any():
                 first = frame.row(0, named=True)
-                total, query, value = (first[f"__check_{index}_{part}"] for part in ("total", "query", "value"))
-                raise check.make_error(int(total), query, value)
+                total, keys, value = (first[f"__lodestar_check_{index}_{part}"] for part in ("total", "where", "value"))
+                raise check.make_error(int(total), where(keys or {}), value)
         return frame.select(output_columns)
 
     # a frame-level map (not an expression UDF): streamed batch by batch, and the exception reaches the

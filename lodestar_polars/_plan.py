@@ -1,236 +1,278 @@
-"""The plan builder: one lazy Polars query computing DCG, NDCG or reciprocal rank per query.
+"""The plan builder: one lazy Polars query computing ranking measures per query (per `by` group and query).
 
-Everything else in the package (namespaces, scikit-learn drop-ins, the Spark adapter) is a shell over
-`per_query_plan` and `mean_plan`.
+Everything else in the package (namespaces, scikit-learn drop-ins, the Spark adapter, partitions) is a shell
+over `per_query_plan` and `mean_plan`.
 
-How DCG@k is computed, for a query of n rows:
+The user's frame enters through one `select` that renames every column the plan reads to an internal name
+(`__lodestar_*`), and leaves through one `select` that names the outputs; in between only internal names
+exist, so no user column name can collide with one.  A per-query row is identified by its keys: the `by`
+columns, then the query columns.
 
-1. Each row gets a 1-based `position` by descending score (`rank("ordinal").over(query)`, with the tie
-   break of the chosen `ties` mode) and a `discount` = 1 / log_b(position + 1), computed once per row;
-   a cut-off k zeroes the discounts of positions past k.
-2. Deterministic tie modes: DCG@k = sum(gain * discount), one group-by on the query.
-   `ties="average"` (scikit-learn): the rows sharing a score occupy a contiguous block of positions, and
-   scikit-learn credits that block with (mean gain of the block) * (sum of the block's discounts).  The
-   block's discount sum does not depend on how positions are dealt within it, so an arbitrary ordinal
-   rank gives it exactly: group by (query, score), then sum(gain) / len * sum(discount) per block, and
-   sum the blocks.  Blocks that straddle k get partial credit for free, as positions past k weigh 0; with
-   finite cut-offs only the blocks reaching the largest k enter that group-by.
-3. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the
-   raw relevance is ranked when the gain grows with it).
-4. Reciprocal rank: the smallest position of a relevant row; with `ties="average"` the exact expectation
-   over the orders of the first tie block holding a relevant row (`_expected_reciprocal_rank`).
+How the measures are computed, for a query of n rows:
 
-Every step is a window over the query, a group-by, a join of per-query frames or an elementwise
-expression, so the plan runs natively in the streaming engine.  The counters for the data checks ride
-along in the per-query group-by; `_checks.apply_checks` turns them into errors.
+1. Each row gets a 1-based `position` by descending score (`rank("ordinal").over(keys)`, with the tie
+   break of the chosen `ties` mode) and, for DCG, a `discount` = 1 / log_b(position + 1); a cut-off k
+   zeroes everything past position k.  A row is relevant when its relevance is above `threshold`.
+2. Deterministic tie modes: per-row sums, one group-by on the keys.
+   DCG@k = sum(gain * discount);  hits@k = relevant rows at positions <= k (P@k = hits / k, R@k = hits / R);
+   AP@k = sum over relevant rows at positions p <= k of (relevant rows at positions <= p) / p, divided by R
+   (R: relevant rows of the query, or relevant judged documents with qrels: trec_eval's `map`);
+   reciprocal rank and success use the position of the first relevant row.
+3. `ties="average"`: the exact expectation over every order of the tied documents (McSherry & Najork, ECIR
+   2008; scikit-learn's tie averaging for DCG).  The rows sharing a score form a block covering positions
+   s+1..s+n, whatever order an ordinal rank deals them in, so block sums of per-position quantities are
+   exact.  With r relevant rows in the block and C relevant rows before it:
+   - DCG: (mean gain of the block) * (sum of the block's discounts);
+   - hits@k: r/n * (positions of the block <= k);
+   - AP@k: a relevant document at block offset i has E[relevant at or above it] = C + 1 + (i-1)(r-1)/(n-1),
+     so the block adds sum_{p in block, p<=k} [r/n (C+1) + (p-s-1) r(r-1)/(n(n-1))] / p
+     = r/n (C+1) D + r(r-1)/(n(n-1)) (M - (s+1) D), with D = sum 1/p and M = count, over p <= k;
+   - reciprocal rank and success: only the first block holding a relevant row matters; the first relevant
+     row lands at block offset j with P(J=j) = C(n-j, r-1)/C(n, r) (`_first_relevant_distribution`).
+   One group-by on (keys, score) computes the block terms; with finite cut-offs only the blocks reaching
+   the largest k enter it.
+4. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
+   relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
+   document of the query, retrieved or not (trec_eval), shared by every `by` group.
+
+Every step is a window over the keys, a group-by, a join or an elementwise expression, so the plan runs
+natively in the streaming engine.  The data checks ride along in the group-bys; `_checks.apply_checks`
+turns them into errors.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 
 import polars as pl
 
-from ._checks import DataCheck, apply_checks, bad_values, fixed, with_query
-from ._options import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE, Cutoff, MetricOptions
+from . import _mean
+from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite
+from ._spec import Measure, Spec
 
-QUERY = "__lodestar_query"
-RELEVANCE = "__lodestar_relevance"
-SCORE = "__lodestar_score"
-DOC = "__lodestar_doc"
-WEIGHT = "__lodestar_weight"
-GAIN = "__lodestar_gain"
-POSITION = "__lodestar_position"
-IDEAL_POSITION = "__lodestar_ideal_position"
-DISCOUNT = "__lodestar_discount"
-IDEAL_DISCOUNT = "__lodestar_ideal_discount"
-HAS_JUDGMENTS = "__lodestar_has_judgments"
-IN_RUN = "__lodestar_in_run"
-SCORED = "__lodestar_scored"
-FIRST_RELEVANT = "__lodestar_first_relevant"
-TOO_LONG = "__lodestar_too_long"
-UNJUDGED = "__lodestar_unjudged"
+_P = "__lodestar_"
+SCORE = f"{_P}score"
+RELEVANCE = f"{_P}relevance"
+RAW_RELEVANCE = f"{_P}raw_relevance"
+RELEVANT = f"{_P}relevant"
+GAIN = f"{_P}gain"
+WEIGHT = f"{_P}weight"
+POSITION = f"{_P}position"
+IDEAL_POSITION = f"{_P}ideal_position"
+DISCOUNT = f"{_P}discount"
+IDEAL_DISCOUNT = f"{_P}ideal_discount"
+RELEVANT_BEFORE = f"{_P}relevant_before"
+DUPLICATED = f"{_P}duplicated"
+ROWS = f"{_P}rows"
+RELEVANT_COUNT = f"{_P}relevant_count"
+JUDGED_RELEVANT = f"{_P}judged_relevant"
+FIRST_RELEVANT = f"{_P}first_relevant"
+WEIGHT_MIN = f"{_P}weight_min"
+WEIGHT_MAX = f"{_P}weight_max"
+HAS_JUDGMENTS = f"{_P}has_judgments"
+IN_RUN = f"{_P}in_run"
+SCORED = f"{_P}scored"
+UNJUDGED = f"{_P}unjudged"
 
-ROWS = "__lodestar_rows"
-BAD_RELEVANCE = "__lodestar_bad_relevance"
-BAD_SCORE = "__lodestar_bad_score"
-NEGATIVE_RELEVANCE = "__lodestar_negative_relevance"
-UNMAPPED_LABELS = "__lodestar_unmapped_labels"
-UNMAPPED_LABEL = "__lodestar_unmapped_label"
-NULL_DOCS = "__lodestar_null_docs"
-DUPLICATE_DOCS = "__lodestar_duplicate_docs"
-DUPLICATE_DOC = "__lodestar_duplicate_doc"
-BAD_WEIGHTS = "__lodestar_bad_weights"
-WEIGHT_MIN = "__lodestar_weight_min"
-WEIGHT_MAX = "__lodestar_weight_max"
-UNEQUAL_WEIGHTS = "__lodestar_unequal_weights"
-NULL_QUERIES = "__lodestar_null_queries"
-NO_RELEVANT = "__lodestar_no_relevant"
-QRELS_DUPLICATES = "__lodestar_qrels_duplicates"
-QRELS_DUPLICATE_DOC = "__lodestar_qrels_duplicate_doc"
-QRELS_BAD_RELEVANCE = "__lodestar_qrels_bad_relevance"
-
-# reciprocal rank with tie averaging packs (start, size, relevant) of a tie block into one integer
+# reciprocal rank and success with tie averaging pack (start, size, relevant) of a tie block into one integer
 _PACK_BITS = 21
-MAX_ROWS_PER_QUERY_FOR_AVERAGED_RR = (1 << _PACK_BITS) - 1
+MAX_ROWS_PER_QUERY_FOR_AVERAGED_FIRST_RELEVANT = (1 << _PACK_BITS) - 1
 
 
-def _dcg_column(cutoff: Cutoff) -> str:
-    return f"__lodestar_dcg_{cutoff}"
+def key(index: int) -> str:
+    return f"{_P}key_{index}"
 
 
-def _ideal_column(cutoff: Cutoff) -> str:
-    return f"__lodestar_ideal_{cutoff}"
+def doc(index: int) -> str:
+    return f"{_P}doc_{index}"
 
 
-def _non_finite(column: str, dtype: pl.DataType) -> pl.Expr:
-    bad = pl.col(column).is_null()
-    if dtype.is_float():
-        bad = bad | ~pl.col(column).is_finite()
-    return bad
+def _term(name: str, cutoff: int | None) -> str:
+    return f"{_P}{name}_{'all' if cutoff is None else cutoff}"
 
 
-def _gain(o: MetricOptions, relevance: pl.Expr) -> pl.Expr:
-    if o.gain == "linear":
-        return relevance.cast(pl.Float64)
-    if o.gain == "exponential":
-        return pl.lit(2.0).pow(relevance.cast(pl.Float64)) - 1.0
-    # when/then per label, not replace_strict: that one falls back to the in-memory engine
+def _metric(index: int) -> str:
+    return f"{_P}metric_{index}"
+
+
+class _Names:
+    """Internal key names of a spec: all keys (by + query), the by part, the query part, the docs."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.keys = [key(i) for i in range(len(spec.keys))]
+        self.by = self.keys[: len(spec.by)]
+        self.query = self.keys[len(spec.by) :]
+        self.docs = [doc(i) for i in range(len(spec.doc))]
+
+
+# --- reading the rows ---------------------------------------------------------------------------------------
+
+
+def _gain(spec: Spec, relevance: pl.Expr) -> pl.Expr:
     relevance = relevance.cast(pl.Float64)
-    return pl.coalesce([pl.when(relevance == label).then(pl.lit(value, pl.Float64)) for label, value in o.gain])
+    if spec.gain == "linear":
+        return relevance
+    if spec.gain == "exponential":
+        return pl.lit(2.0).pow(relevance) - 1.0
+    # when/then per label, not replace_strict: that one falls back to the in-memory engine
+    return pl.coalesce([pl.when(relevance == label).then(pl.lit(value, pl.Float64)) for label, value in spec.gain])
 
 
-def _discount(o: MetricOptions, position: pl.Expr) -> pl.Expr:
-    """1 / log_b(position + 1) for 1-based positions."""
-    return pl.lit(math.log(o.log_base)) / (position + 1).cast(pl.Float64).log()
+def _judged_relevance(relevance: pl.Expr) -> pl.Expr:
+    """Judged levels as trec_eval reads them: negative levels count as 0."""
+    relevance = relevance.cast(pl.Float64)
+    return pl.when(relevance < 0).then(0.0).otherwise(relevance)
 
 
-def _cut(discount: str, position: str, cutoff: Cutoff) -> pl.Expr:
-    """A discount column, 0 past the cut-off."""
-    if cutoff is None:
-        return pl.col(discount)
-    return pl.when(pl.col(position) <= cutoff).then(pl.col(discount)).otherwise(0.0)
+def _run_rows(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names) -> pl.LazyFrame:
+    """The input reduced to internal columns: keys, score, relevance (and docs, weight), gain, relevant."""
+    columns = [pl.col(name).alias(internal) for name, internal in zip(spec.keys, names.keys, strict=True)]
+    columns += [pl.col(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
+    columns.append(spec.score.expr.alias(SCORE))
+    if qrels is None:
+        columns.append(spec.relevance.expr.alias(RELEVANCE))
+    if spec.weight is not None:
+        columns.append(spec.weight.expr.cast(pl.Float64).alias(WEIGHT))
+    rows = run.select(columns)
+    if rows.collect_schema()[SCORE].is_float():
+        rows = rows.with_columns(pl.col(SCORE) + 0.0)  # -0.0 + 0.0 == +0.0: -0.0 ties with 0.0, as in scikit-learn
+    if qrels is not None:
+        judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
+        on = [*names.query, *names.docs]
+        rows = rows.join(judged, on=on, how="left").with_columns(pl.col(RELEVANCE).fill_null(0.0))
+    derived = []
+    if spec.uses("ndcg", "dcg"):
+        derived.append(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
+    if spec.uses("rr", "p", "r", "ap", "success"):
+        derived.append((pl.col(RELEVANCE).cast(pl.Float64) > spec.threshold).alias(RELEVANT))
+    return rows.with_columns(derived) if derived else rows
 
 
-def _position(o: MetricOptions) -> pl.Expr:
+def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
+    """Judgments as (query keys, docs, relevance): the raw level kept for the checks."""
+    columns = [pl.col(name).alias(internal) for name, internal in zip(spec.query, names.query, strict=True)]
+    columns += [pl.col(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
+    raw = spec.relevance.expr
+    columns += [_judged_relevance(raw).alias(RELEVANCE), raw.alias(RAW_RELEVANCE)]
+    return qrels.select(columns)
+
+
+# --- positions and discounts ---------------------------------------------------------------------------------
+
+
+def _position(spec: Spec, names: _Names) -> pl.Expr:
     """1-based position by descending score, ties broken as `ties` says ("average" needs any order)."""
-    score, gain = pl.col(SCORE), pl.col(GAIN)
-    if o.ties in ("average", "input"):
+    score, keys = pl.col(SCORE), names.keys
+    if spec.ties in ("average", "input"):
         # rank("ordinal") breaks ties by row order: the earlier row first
-        return score.rank("ordinal", descending=True).over(QUERY)
-    if o.ties == "reverse":
+        return score.rank("ordinal", descending=True).over(keys)
+    if spec.ties == "reverse":
         # reversing the ascending order puts the later of two tied rows first
-        return pl.len().over(QUERY) - score.rank("ordinal").over(QUERY) + 1
-    tie_break = {"doc": pl.col(DOC), "optimistic": gain, "pessimistic": -gain}[o.ties]
-    return pl.struct(score, tie_break).rank("ordinal", descending=True).over(QUERY)
+        return pl.len().over(keys) - score.rank("ordinal").over(keys) + 1
+    if spec.ties == "doc":
+        # trec_eval compares docnos as strings: the doc id's text, whatever its dtype ("9" > "100")
+        tie_break: list[pl.Expr] = [pl.col(name).cast(pl.String) for name in names.docs]
+    else:
+        # most (optimistic) or least (pessimistic) gainful first; by relevance when no measure uses a gain
+        gain = pl.col(GAIN) if spec.uses("ndcg", "dcg") else pl.col(RELEVANCE).cast(pl.Float64)
+        tie_break = [gain if spec.ties == "optimistic" else -gain]
+    return pl.struct(score, *tie_break).rank("ordinal", descending=True).over(keys)
 
 
-def _ideal_position(o: MetricOptions) -> pl.Expr:
-    """1-based position by descending gain.  Ties there cannot change the ideal DCG, so when the gain never
-    decreases as the relevance grows, ranking the raw relevance gives the same DCG and is cheaper (often a
-    small integer column instead of a Float64 one)."""
-    ranked = pl.col(RELEVANCE) if _gain_follows_relevance(o) else pl.col(GAIN)
-    return ranked.rank("ordinal", descending=True).over(QUERY)
+def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
+    """For a relevant row: the relevant rows ranked above it (all rows of higher score with tie averaging,
+    whose block then shares one value)."""
+    relevant = pl.col(RELEVANT)
+    if spec.ties == "average":
+        ranked = pl.when(relevant).then(pl.col(SCORE)).rank("min", descending=True)
+    else:
+        ranked = pl.when(relevant).then(pl.col(POSITION)).rank("ordinal")
+    return (ranked.over(names.keys) - 1).cast(pl.Int64)
 
 
-def _gain_follows_relevance(o: MetricOptions) -> bool:
-    if isinstance(o.gain, str):
+def _gain_follows_relevance(spec: Spec) -> bool:
+    if isinstance(spec.gain, str):
         return True
-    gains = [gain for _, gain in sorted(o.gain)]
+    gains = [gain for _, gain in sorted(spec.gain)]
     return all(a <= b for a, b in itertools.pairwise(gains))
 
 
-def _run_rows(frame: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
-    """The input reduced to the internal columns: query, relevance, gain, score (and doc, weight)."""
-    schema = frame.collect_schema()
-    score = pl.col(o.score)
-    if schema[o.score].is_float():
-        score = score + 0.0  # -0.0 + 0.0 == +0.0, so -0.0 ties with 0.0 as in scikit-learn
-    columns = [pl.col(o.query).alias(QUERY), score.alias(SCORE)]
-    if o.qrels is None:
-        columns.append(pl.col(o.relevance).alias(RELEVANCE))
-    if o.doc is not None:
-        columns.append(pl.col(o.doc).alias(DOC))
-    if o.weight is not None:
-        columns.append(pl.col(o.weight).cast(pl.Float64).alias(WEIGHT))
-    rows = frame.select(columns)
-    if o.qrels is not None:
-        judged = _qrels_rows(o).select(QUERY, DOC, RELEVANCE)
-        rows = rows.join(judged, on=[QUERY, DOC], how="left").with_columns(pl.col(RELEVANCE).fill_null(0))
-    return rows.with_columns(_gain(o, pl.col(RELEVANCE)).alias(GAIN))
+def _ideal_position(spec: Spec, keys: list[str]) -> pl.Expr:
+    """1-based position by descending gain.  Ties there cannot change the ideal DCG, so when the gain never
+    decreases as the relevance grows, ranking the raw relevance gives the same DCG and is cheaper."""
+    ranked = pl.col(RELEVANCE) if _gain_follows_relevance(spec) else pl.col(GAIN)
+    return ranked.rank("ordinal", descending=True).over(keys)
 
 
-def _qrels_rows(o: MetricOptions) -> pl.LazyFrame:
-    """Judgments as (query, doc, relevance): negative levels count as 0, as in trec_eval."""
-    assert o.qrels is not None
-    q = o.qrels
-    relevance = pl.col(q.relevance).cast(pl.Float64)
-    return q.frame.select(
-        pl.col(q.query).alias(QUERY),
-        pl.col(q.doc).alias(DOC),
-        pl.when(relevance < 0).then(0.0).otherwise(relevance).alias(RELEVANCE),
-        relevance.alias("__lodestar_raw_relevance"),
-    )
+def _discount(spec: Spec, position: pl.Expr) -> pl.Expr:
+    """1 / log_b(position + 1) for 1-based positions."""
+    return pl.lit(math.log(spec.log_base)) / (position + 1).cast(pl.Float64).log()
 
 
-def _check_counters(o: MetricOptions, schema: pl.Schema) -> list[pl.Expr]:
-    """Per-row counters for the data checks, summed (or min/maxed) per query by the aggregations."""
-    counters = [
-        pl.len().alias(ROWS),
-        _non_finite(SCORE, schema[SCORE]).sum().alias(BAD_SCORE),
-    ]
-    if o.qrels is None:
-        counters.append(_non_finite(RELEVANCE, schema[RELEVANCE]).sum().alias(BAD_RELEVANCE))
-        if o.metric == "ndcg":
-            counters.append((pl.col(RELEVANCE).cast(pl.Float64) < 0).sum().alias(NEGATIVE_RELEVANCE))
-    if isinstance(o.gain, tuple):
-        unmapped = pl.col(GAIN).is_null() & pl.col(RELEVANCE).is_not_null()
-        counters.append(unmapped.sum().alias(UNMAPPED_LABELS))
-        counters.append(pl.when(unmapped).then(pl.col(RELEVANCE)).drop_nulls().first().alias(UNMAPPED_LABEL))
-    if o.doc is not None:
-        counters.append(pl.col(DOC).is_null().sum().alias(NULL_DOCS))
-        duplicated = pl.col("__lodestar_duplicated")
-        counters.append(duplicated.sum().alias(DUPLICATE_DOCS))
-        counters.append(pl.when(duplicated).then(pl.col(DOC)).drop_nulls().first().alias(DUPLICATE_DOC))
-    if o.weight is not None:
-        counters.append(_non_finite(WEIGHT, pl.Float64()).sum().alias(BAD_WEIGHTS))
-        counters.append(pl.col(WEIGHT).min().alias(WEIGHT_MIN))
-        counters.append(pl.col(WEIGHT).max().alias(WEIGHT_MAX))
-    return counters
+def _within(position: str, cutoff: int | None) -> pl.Expr:
+    return pl.lit(True) if cutoff is None else pl.col(position) <= cutoff
 
 
-def _aggregate_per_query(
-    rows: pl.LazyFrame, o: MetricOptions, sums: dict[str, tuple[pl.Expr, pl.Expr | None]]
-) -> pl.LazyFrame:
-    """Group the rows by query.  `sums` maps an output name to (per-row term, per-tie-block term or None).
-
-    Per-row terms, and the check counters, are aggregated by query in one pass.  With `ties="average"` a
-    term that has a per-tie-block form is aggregated by (query, score) instead, the blocks summed per query
-    and joined on: the block group-by is the expensive one (one group per distinct score), so it carries
-    nothing else.
-    """
-    averaged = o.ties == "average"
-    per_row = [row.alias(name) for name, (row, block) in sums.items() if not (averaged and block is not None)]
-    per_query = rows.group_by(QUERY).agg(*per_row, *_check_counters(o, rows.collect_schema()))
-    per_block = {name: block for name, (_, block) in sums.items() if averaged and block is not None}
-    if not per_block:
-        return per_query
-    reaching = _rows_in_blocks_reaching_the_cutoff(rows, o)
-    blocks = reaching.group_by(QUERY, SCORE).agg(block.alias(name) for name, block in per_block.items())
-    block_totals = blocks.group_by(QUERY).agg(_sum_blocks(name) for name in per_block)
-    return per_query.join(block_totals, on=QUERY, how="left", nulls_equal=True)
+def _cut(value: pl.Expr, position: str, cutoff: int | None) -> pl.Expr:
+    """A per-row value, 0 past the cut-off."""
+    if cutoff is None:
+        return value
+    return pl.when(pl.col(position) <= cutoff).then(value).otherwise(0.0)
 
 
-def _rows_in_blocks_reaching_the_cutoff(rows: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
-    """With finite cut-offs, a tie block starting past the largest k weighs nothing: drop its rows before
-    the (query, score) group-by.  The blocks that reach the top k are those scoring at least the score at
-    position k (fewer than k documents: every block)."""
-    if None in o.cutoffs:
-        return rows
-    largest = max(k for k in o.cutoffs if k is not None)
-    score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(QUERY)
-    return rows.filter(pl.col(SCORE) >= score_at_cutoff)
+def _cutoffs(spec: Spec, *kinds: str) -> list[int | None]:
+    return list(dict.fromkeys(m.cutoff for m in spec.measures if m.kind in kinds))
+
+
+# --- per-query and per-block terms ---------------------------------------------------------------------------
+
+# internal name -> (per-row aggregation, per-tie-block aggregation or None)
+Terms = dict[str, tuple[pl.Expr, pl.Expr | None]]
+
+
+def _terms(spec: Spec) -> Terms:
+    terms: Terms = {}
+    gain, relevant = pl.col(GAIN), pl.col(RELEVANT)
+    for cutoff in _cutoffs(spec, "ndcg", "dcg"):
+        discount = _cut(pl.col(DISCOUNT), POSITION, cutoff)
+        # scikit-learn's tie averaging: the block's mean gain times the block's summed discount
+        terms[_term("dcg", cutoff)] = ((gain * discount).sum(), gain.sum() / pl.len() * discount.sum())
+    for cutoff in _cutoffs(spec, "p", "r"):
+        within = _within(POSITION, cutoff)
+        block = None if cutoff is None else relevant.sum() / pl.len() * within.sum()
+        terms[_term("hits", cutoff)] = ((relevant & within).sum().cast(pl.Float64), block)
+    for cutoff in _cutoffs(spec, "ap"):
+        terms[_term("ap", cutoff)] = _average_precision_terms(cutoff)
+    if spec.uses("rr", "success"):
+        terms[FIRST_RELEVANT] = _first_relevant_terms()
+    return terms
+
+
+def _average_precision_terms(cutoff: int | None) -> tuple[pl.Expr, pl.Expr]:
+    relevant, position = pl.col(RELEVANT), pl.col(POSITION).cast(pl.Float64)
+    within = _within(POSITION, cutoff)
+    # deterministic order: a relevant row at position p with c relevant rows above it adds (c + 1) / p
+    per_row = (relevant & within).cast(pl.Float64) * (pl.col(RELEVANT_BEFORE).cast(pl.Float64) + 1.0) / position
+    r = relevant.sum().cast(pl.Float64)
+    n = pl.len().cast(pl.Float64)
+    before = pl.col(RELEVANT_BEFORE).min().cast(pl.Float64)  # the same for every relevant row of a block
+    inverse_positions = (within.cast(pl.Float64) / position).sum()
+    positions_within = within.sum().cast(pl.Float64)
+    start = pl.col(POSITION).min().cast(pl.Float64) - 1.0
+    pairs = pl.when(n > 1).then(r * (r - 1.0) / (n * (n - 1.0))).otherwise(0.0)
+    block = r / n * (before + 1.0) * inverse_positions + pairs * (positions_within - (start + 1.0) * inverse_positions)
+    return per_row.fill_null(0.0).sum(), pl.when(r > 0).then(block).otherwise(0.0)
+
+
+def _first_relevant_terms() -> tuple[pl.Expr, pl.Expr]:
+    relevant = pl.col(RELEVANT)
+    first_relevant = pl.when(relevant).then(pl.col(POSITION)).min()
+    # per tie block: (start, size, relevant count) packed so that min() picks the first relevant block
+    start = (pl.col(POSITION).min() - 1).cast(pl.Int64)
+    packed = (start * (1 << (2 * _PACK_BITS))) + (pl.len().cast(pl.Int64) * (1 << _PACK_BITS)) + relevant.sum()
+    return first_relevant.cast(pl.Int64), packed
 
 
 def _sum_blocks(column: str) -> pl.Expr:
@@ -240,295 +282,477 @@ def _sum_blocks(column: str) -> pl.Expr:
     return pl.col(column).sum()
 
 
-def _dcg_sums(o: MetricOptions) -> dict[str, tuple[pl.Expr, pl.Expr | None]]:
-    sums: dict[str, tuple[pl.Expr, pl.Expr | None]] = {}
-    gain = pl.col(GAIN)
-    for cutoff in o.cutoffs:
-        discount = _cut(DISCOUNT, POSITION, cutoff)
-        # scikit-learn's tie averaging: the block's mean gain times the block's summed discount
-        sums[_dcg_column(cutoff)] = ((gain * discount).sum(), gain.sum() / pl.len() * discount.sum())
-        if o.metric == "ndcg" and o.qrels is None:
-            sums[_ideal_column(cutoff)] = ((gain * _cut(IDEAL_DISCOUNT, IDEAL_POSITION, cutoff)).sum(), None)
-    return sums
-
-
-def _ideal_from_qrels(o: MetricOptions) -> pl.LazyFrame:
-    """Ideal DCG per query from all judged documents, retrieved or not (trec_eval), with qrels checks."""
-    qrels = _qrels_rows(o).with_columns(_gain(o, pl.col(RELEVANCE)).alias(GAIN))
-    qrels = qrels.with_columns(
-        _ideal_position(o).alias(IDEAL_POSITION),
-        pl.col(DOC).is_duplicated().over(QUERY).alias("__lodestar_duplicated"),
-    ).with_columns(_discount(o, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
-    raw = pl.col("__lodestar_raw_relevance")
-    ideals = [
-        (pl.col(GAIN) * _cut(IDEAL_DISCOUNT, IDEAL_POSITION, cutoff)).sum().alias(_ideal_column(cutoff))
-        for cutoff in o.cutoffs
-    ]
-    return qrels.group_by(QUERY).agg(
-        *ideals,
-        pl.col("__lodestar_duplicated").sum().alias(QRELS_DUPLICATES),
-        pl.when(pl.col("__lodestar_duplicated")).then(pl.col(DOC)).drop_nulls().first().alias(QRELS_DUPLICATE_DOC),
-        (raw.is_null() | ~raw.is_finite()).sum().alias(QRELS_BAD_RELEVANCE),
-        pl.lit(True).alias(HAS_JUDGMENTS),
-    )
-
-
-def _reciprocal_rank_sums(o: MetricOptions) -> dict[str, tuple[pl.Expr, pl.Expr | None]]:
-    relevant = pl.col(RELEVANCE).cast(pl.Float64) > o.threshold
-    first_relevant = pl.when(relevant).then(pl.col(POSITION)).min()
-    # per tie block: (start, size, relevant count) packed so that min() picks the first relevant block
-    start = (pl.col(POSITION).min() - 1).cast(pl.Int64)
-    packed = (start * (1 << (2 * _PACK_BITS))) + (pl.len().cast(pl.Int64) * (1 << _PACK_BITS)) + relevant.sum()
-    return {FIRST_RELEVANT: (first_relevant, packed)}
-
-
-def _expected_reciprocal_rank(packed: pl.Expr, cutoff: Cutoff) -> pl.Expr:
-    """E[1 / position of the first relevant document] over all orders of the first relevant tie block.
-
-    The block starts after `s` documents, holds `n` documents of which `r` are relevant.  The first
-    relevant one lands at block offset j with P(J = j) = C(n - j, r - 1) / C(n, r)
-                                                      = r / (n - j + 1) * prod_{i<j-1} (n - r - i) / (n - i),
-    and contributes 1 / (s + j) when s + j <= k.
-    """
-    mask = (1 << _PACK_BITS) - 1
+def _first_relevant_distribution(packed: pl.Expr, cutoff: int | None) -> tuple[pl.Expr, pl.Expr]:
+    """Offsets j = 1.. (a list) and P(first relevant row at block offset j) (a list) in the first tie block
+    holding a relevant row: it starts after `s` documents and holds `n` documents, `r` of them relevant, so
+    P(J = j) = C(n - j, r - 1) / C(n, r) = r / (n - j + 1) * prod_{i<j-1} (n - r - i) / (n - i).
+    Offsets past the cut-off are left out."""
     s = packed // (1 << (2 * _PACK_BITS))
     n = (packed // (1 << _PACK_BITS)) % (1 << _PACK_BITS)
     r = packed % (1 << _PACK_BITS)
-    assert mask > 0
     last = n - r + 1 if cutoff is None else pl.min_horizontal(n - r + 1, pl.lit(cutoff) - s)
     j = pl.int_ranges(1, pl.max_horizontal(last, 0) + 1, dtype=pl.Int64)
     # survival factor for reaching offset j: prod_{i=0}^{j-2} (n - r - i) / (n - i); the first is 1
     step = ((n - r - j + 1) / (n - j + 1)).list.eval(pl.element().shift(1).fill_null(1.0).cum_prod())
-    probability = step * r / (n - j + 1)
-    expected = (probability / (s + j)).list.sum()
-    return pl.when(packed.is_null()).then(0.0).otherwise(expected)
+    return j, step * r / (n - j + 1)
 
 
-def _finalise(per_query: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
-    metrics = []
-    for cutoff in o.cutoffs:
-        name = o.column_name(cutoff)
-        if o.metric == "dcg":
-            metrics.append(pl.col(_dcg_column(cutoff)).alias(name))
-        elif o.metric == "ndcg":
-            ideal = pl.col(_ideal_column(cutoff))
-            no_relevant = None if o.no_relevant == "error" else o.no_relevant
-            value = (
-                pl.when(ideal == 0).then(pl.lit(no_relevant, pl.Float64)).otherwise(pl.col(_dcg_column(cutoff)) / ideal)
-            )
-            metrics.append(value.alias(name))
-        elif o.ties == "average":
-            metrics.append(_expected_reciprocal_rank(pl.col(FIRST_RELEVANT), cutoff).alias(name))
-        else:
-            first = pl.col(FIRST_RELEVANT)
-            in_cut = first.is_not_null() if cutoff is None else first <= cutoff
-            metrics.append(pl.when(in_cut).then(1.0 / first.cast(pl.Float64)).otherwise(0.0).alias(name))
-    extra = [pl.col(QUERY).is_null().cast(pl.UInt32).alias(NULL_QUERIES)]
-    if o.weight is not None:
-        extra.append((pl.col(WEIGHT_MIN) != pl.col(WEIGHT_MAX)).cast(pl.UInt32).alias(UNEQUAL_WEIGHTS))
-        extra.append(pl.col(WEIGHT_MIN).alias(o.weight))
-    if o.metric == "ndcg":
-        extra.append((pl.col(_ideal_column(o.cutoffs[0])) == 0).cast(pl.UInt32).alias(NO_RELEVANT))
-    if o.metric == "reciprocal_rank" and o.ties == "average":
-        extra.append((pl.col(ROWS) > MAX_ROWS_PER_QUERY_FOR_AVERAGED_RR).cast(pl.UInt32).alias(TOO_LONG))
-    return per_query.with_columns(*metrics, *extra)
+def _ideal_columns(spec: Spec) -> list[str]:
+    return [_term("ideal", cutoff) for cutoff in _cutoffs(spec, "ndcg")]
 
 
-def _data_checks(o: MetricOptions) -> list[DataCheck]:
-    checks = [
-        DataCheck(NULL_QUERIES, with_query(ValueError, f"query column {o.query!r} has null values."), None),
-        DataCheck(BAD_SCORE, bad_values("score", o.score)),
+def _ideal_terms(spec: Spec) -> list[pl.Expr]:
+    return [
+        (pl.col(GAIN) * _cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff)).sum().alias(_term("ideal", cutoff))
+        for cutoff in _cutoffs(spec, "ndcg")
     ]
-    if o.qrels is None:
-        checks.append(DataCheck(BAD_RELEVANCE, bad_values("relevance", o.relevance)))
-        if o.metric == "ndcg":
+
+
+def _rows_in_blocks_reaching_the_cutoff(rows: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
+    """With finite cut-offs, a tie block starting past the largest k weighs nothing: drop its rows before
+    the (keys, score) group-by.  The blocks that reach the top k are those scoring at least the score at
+    position k (fewer than k documents: every block)."""
+    cutoffs = [m.cutoff for m in spec.measures]
+    if None in cutoffs:
+        return rows
+    largest = max(c for c in cutoffs if c is not None)
+    score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(names.keys)
+    return rows.filter(pl.col(SCORE) >= score_at_cutoff)
+
+
+def _aggregate(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, checks: list[DataCheck]) -> pl.LazyFrame:
+    """Group the rows by keys: the per-row terms and the check counters in one pass; with `ties="average"`,
+    the per-block terms in a (keys, score) group-by over the blocks that reach the largest cut-off, summed
+    per query and joined on."""
+    terms = _terms(spec)
+    averaged = spec.ties == "average"
+    per_row = [row.alias(name) for name, (row, block) in terms.items() if not (averaged and block is not None)]
+    extra = [pl.len().alias(ROWS)]
+    if spec.uses("r", "ap") and not judged:
+        extra.append(pl.col(RELEVANT).sum().cast(pl.Float64).alias(RELEVANT_COUNT))
+    if spec.weight is not None:
+        extra += [pl.col(WEIGHT).min().alias(WEIGHT_MIN), pl.col(WEIGHT).max().alias(WEIGHT_MAX)]
+    if spec.uses("ndcg") and not judged:
+        extra += _ideal_terms(spec)
+    counters = [expression for check in checks for expression in check.aggregations()]
+    per_query = rows.group_by(names.keys).agg(*per_row, *extra, *counters)
+    per_block = {name: block for name, (_, block) in terms.items() if averaged and block is not None}
+    if not per_block:
+        return per_query
+    reaching = _rows_in_blocks_reaching_the_cutoff(rows, spec, names)
+    blocks = reaching.group_by(*names.keys, SCORE).agg(block.alias(name) for name, block in per_block.items())
+    block_totals = blocks.group_by(names.keys).agg(_sum_blocks(name) for name in per_block)
+    return per_query.join(block_totals, on=names.keys, how="left", nulls_equal=True)
+
+
+# --- the data checks, each with its counter -----------------------------------------------------------------
+
+
+def _describe_keys(names: list[str], by: list[str]) -> Callable[[dict[str, object]], str]:
+    """Describe a row's keys for a message: `17`, `(session=3, query='a')`, `17 (model='bm25')`."""
+
+    def where(keys: dict[str, object]) -> str:
+        values = list(keys.values())
+        by_values, query_values = values[: len(by)], values[len(by) :]
+        if len(names) == 1:
+            text = describe(query_values[0]) if query_values else "?"
+        else:
+            text = "(" + ", ".join(f"{n}={describe(v)}" for n, v in zip(names, query_values, strict=False)) + ")"
+        if by:
+            text += " (" + ", ".join(f"{n}={describe(v)}" for n, v in zip(by, by_values, strict=False)) + ")"
+        return text
+
+    return where
+
+
+def _first(value: pl.Expr, failing: pl.Expr) -> pl.Expr:
+    return pl.when(failing).then(value).drop_nulls().first()
+
+
+def _doc_value(docs: list[str]) -> pl.Expr:
+    return pl.col(docs[0]) if len(docs) == 1 else pl.struct(docs)
+
+
+def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> list[DataCheck]:
+    """Checks counted over each query's rows, in the per-query group-by."""
+    checks = [DataCheck(f"{_P}bad_score", non_finite(SCORE, schema[SCORE]).sum(), bad_values("score", spec.score.name))]
+    if not judged:
+        relevance = spec.relevance.name
+        checks.append(
+            DataCheck(
+                f"{_P}bad_relevance", non_finite(RELEVANCE, schema[RELEVANCE]).sum(), bad_values("relevance", relevance)
+            )
+        )
+        if spec.uses("ndcg"):
             checks.append(
                 DataCheck(
-                    NEGATIVE_RELEVANCE, fixed(ValueError, "ndcg_score should not be used on negative y_true values.")
+                    f"{_P}negative_relevance",
+                    (pl.col(RELEVANCE).cast(pl.Float64) < 0).sum(),
+                    message(ValueError, "ndcg_score should not be used on negative y_true values."),
                 )
             )
-    else:
-        q = o.qrels
-        checks.append(DataCheck(QRELS_BAD_RELEVANCE, bad_values("qrels relevance", q.relevance)))
+    if spec.uses("ndcg", "dcg"):
+        checks += _gain_checks(spec, "", " (unjudged documents count as label 0)" if judged else "")
+    if spec.doc:
+        doc_names = ", ".join(repr(d) for d in spec.doc)
+        null_doc = pl.any_horizontal(pl.col(d).is_null() for d in names.docs)
         checks.append(
             DataCheck(
-                QRELS_DUPLICATES,
-                with_query(
-                    ValueError,
-                    f"qrels list doc {{value}} twice for query {{query}} ({q.query!r}, {q.doc!r}); "
-                    "each (query, doc) pair must be judged once.",
-                ),
-                QRELS_DUPLICATE_DOC,
-            )
-        )
-    if isinstance(o.gain, tuple):
-        checks.append(
-            DataCheck(
-                UNMAPPED_LABELS,
-                with_query(ValueError, "relevance label {value} (query {query}) has no gain in the gain mapping."),
-                UNMAPPED_LABEL,
-            )
-        )
-    if o.doc is not None:
-        checks.append(
-            DataCheck(
-                NULL_DOCS,
-                with_query(
-                    ValueError, f"doc column {o.doc!r} has {{total}} null value(s), the first in query {{query}}."
+                f"{_P}null_docs",
+                null_doc.sum(),
+                message(
+                    ValueError, f"doc column {doc_names} has {{total}} null value(s), the first in query {{query}}."
                 ),
             )
         )
+        query_names = ", ".join(repr(q) for q in spec.query)
         checks.append(
             DataCheck(
-                DUPLICATE_DOCS,
-                with_query(
+                f"{_P}duplicate_docs",
+                pl.col(DUPLICATED).sum(),
+                message(
                     ValueError,
-                    f"query {{query}} lists doc {{value}} more than once (columns {o.query!r}, {o.doc!r}); "
+                    f"query {{query}} lists doc {{value}} more than once (columns {query_names}, {doc_names}); "
                     "a duplicated (query, doc) pair, often from a join fan-out, would inflate the metric.",
                 ),
-                DUPLICATE_DOC,
+                _first(_doc_value(names.docs), pl.col(DUPLICATED)),
             )
         )
-    if o.weight is not None:
-        checks.append(DataCheck(BAD_WEIGHTS, bad_values("weight", o.weight)))
+    if spec.weight is not None:
         checks.append(
             DataCheck(
-                UNEQUAL_WEIGHTS,
-                with_query(
-                    ValueError,
-                    f"weight column {o.weight!r} differs within query {{query}}; "
-                    "give every row of a query the same weight.",
-                ),
-            )
-        )
-    if o.metric == "reciprocal_rank" and o.ties == "average":
-        limit = MAX_ROWS_PER_QUERY_FOR_AVERAGED_RR
-        message = f"query {{query}} has more than {limit} rows, the limit of reciprocal_rank with ties='average'."
-        checks.append(DataCheck(TOO_LONG, with_query(ValueError, message)))
-    if o.metric == "ndcg" and o.no_relevant == "error":
-        checks.append(
-            DataCheck(
-                NO_RELEVANT,
-                with_query(
-                    ValueError,
-                    "query {query} has no relevant document (ideal DCG is 0), and {total} "
-                    "query(ies) in all; pass no_relevant=0.0, 1.0 or None to score them.",
-                ),
+                f"{_P}bad_weights", non_finite(WEIGHT, pl.Float64()).sum(), bad_values("weight", spec.weight.name)
             )
         )
     return checks
 
 
-def _per_query_unchecked(frame: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
-    """Per-query metrics with the check counters, before checks, sorting and the qrels filter."""
-    rows = _run_rows(frame, o)
-    windows = [_position(o).alias(POSITION)]
-    if o.metric == "ndcg" and o.qrels is None:
-        windows.append(_ideal_position(o).alias(IDEAL_POSITION))
-    if o.doc is not None:
-        windows.append(pl.col(DOC).is_duplicated().over(QUERY).alias("__lodestar_duplicated"))
-    rows = rows.with_columns(windows)
-    if o.metric != "reciprocal_rank":  # one logarithm per row, shared by every cut-off
-        discounts = [_discount(o, pl.col(POSITION)).alias(DISCOUNT)]
-        if o.metric == "ndcg" and o.qrels is None:
-            discounts.append(_discount(o, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
-        rows = rows.with_columns(discounts)
-    sums = _reciprocal_rank_sums(o) if o.metric == "reciprocal_rank" else _dcg_sums(o)
-    per_query = _aggregate_per_query(rows, o, sums)
-    if o.qrels is not None:
-        per_query = _join_judgments(per_query.with_columns(pl.lit(True).alias(IN_RUN)), o)
-    return _finalise(per_query, o)
-
-
-def _join_judgments(per_query: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
-    assert o.qrels is not None
-    ideal = _ideal_from_qrels(o)
-    if o.metric != "ndcg":
-        ideal = ideal.drop(_ideal_column(c) for c in o.cutoffs)
-    joined = per_query.join(ideal, on=QUERY, how="full", coalesce=True)
-    fill = {HAS_JUDGMENTS: False, IN_RUN: False}
-    joined = joined.with_columns(pl.col(name).fill_null(value) for name, value in fill.items())
-    zero_filled = [
-        c
-        for c in joined.collect_schema().names()
-        if c.startswith("__lodestar_dcg_")
-        or c
-        in (
-            ROWS,
-            BAD_SCORE,
-            NULL_DOCS,
-            DUPLICATE_DOCS,
-            QRELS_DUPLICATES,
-            QRELS_BAD_RELEVANCE,
-            UNMAPPED_LABELS,
-            BAD_WEIGHTS,
+def _gain_checks(spec: Spec, source: str, note: str) -> list[DataCheck]:
+    relevance, gain = pl.col(RELEVANCE), pl.col(GAIN)
+    checks = []
+    if isinstance(spec.gain, tuple):
+        unmapped = gain.is_null() & relevance.is_not_null()
+        checks.append(
+            DataCheck(
+                f"{_P}unmapped_labels",
+                unmapped.sum(),
+                message(
+                    ValueError,
+                    f"{source}relevance label {{value}} (query {{query}}) has no gain in the gain mapping{note}.",
+                ),
+                _first(relevance, unmapped),
+            )
         )
-    ]
-    return joined.with_columns(pl.col(c).fill_null(0) for c in zero_filled)
+    if spec.gain == "exponential":
+        overflowing = relevance.is_finite() & ~gain.is_finite()
+        checks.append(
+            DataCheck(
+                f"{_P}gain_overflow",
+                overflowing.sum(),
+                message(
+                    ValueError,
+                    f"{source}relevance {{value}} (query {{query}}) has an exponential gain 2 ** relevance - 1 "
+                    "that overflows Float64.",
+                ),
+                _first(relevance, overflowing),
+            )
+        )
+    return checks
 
 
-def _scored_queries(o: MetricOptions) -> pl.Expr:
-    """Which per-query rows are reported.  With qrels: judged queries in the run, and judged queries
-    missing from the run too when missing_queries='zero'; run queries without judgments never."""
-    if o.qrels is None:
-        return pl.lit(True)
-    if o.qrels.missing_queries == "skip":
-        return pl.col(HAS_JUDGMENTS) & pl.col(IN_RUN)
-    return pl.col(HAS_JUDGMENTS)
-
-
-def _checked_per_query(frame: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
-    """Every query the plan saw, checked and sorted, with a SCORED flag (and an UNJUDGED one with qrels)."""
-    per_query = _per_query_unchecked(frame, o).with_columns(_scored_queries(o).alias(SCORED))
-    flags = [SCORED]
-    if o.qrels is not None:
-        per_query = per_query.with_columns((pl.col(IN_RUN) & ~pl.col(HAS_JUDGMENTS)).alias(UNJUDGED))
-        flags.append(UNJUDGED)
-    output = [QUERY, *o.metric_columns, *([o.weight] if o.weight else []), *flags]
-    return apply_checks(per_query.sort(QUERY, nulls_last=True), QUERY, output, _data_checks(o))
-
-
-def per_query_plan(frame: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
-    """One row per query, sorted by query: the query column, the metric columns, then the weight."""
-    checked = _checked_per_query(frame, o)
-    output = [QUERY, *o.metric_columns, *([o.weight] if o.weight else [])]
-    return checked.filter(pl.col(SCORED)).select(output).rename({QUERY: o.query})
-
-
-def mean_plan(frame: pl.LazyFrame, o: MetricOptions) -> pl.LazyFrame:
-    """One row: the weighted mean of each metric column, the queries that entered it and their weight sum.
-
-    mean = sum(w * m) / sum(w) over queries whose metric is not null (no_relevant=None leaves some out).
-    With qrels, also the number of run queries left out because they had no judgments.
-    """
-    checked = _checked_per_query(frame, o)
-    scored = checked.filter(pl.col(SCORED))
-    weight = pl.col(o.weight) if o.weight is not None else pl.lit(1.0)
-    entered = pl.col(o.metric_columns[0]).is_not_null()
-    aggregates = [
-        ((weight * pl.col(name)).sum() / weight.filter(pl.col(name).is_not_null()).sum()).alias(name)
-        for name in o.metric_columns
-    ]
-    aggregates += [
-        entered.sum().alias("queries"),
-        weight.filter(entered).sum().cast(pl.Float64).alias("weight_sum"),
-    ]
-    summary = scored.select(aggregates)
-    output = [*o.metric_columns, "queries", "weight_sum"]
-    if o.qrels is not None:
-        unjudged = checked.select(pl.col(UNJUDGED).sum().alias("queries_without_judgments"))
-        summary = pl.concat([summary, unjudged], how="horizontal")
-        output.append("queries_without_judgments")
-    summary = summary.with_columns(
-        pl.lit(None, pl.Null).alias(QUERY),
-        (pl.col("queries") == 0).cast(pl.UInt32).alias("__lodestar_no_queries"),
-        ((pl.col("queries") > 0) & (pl.col("weight_sum") == 0)).cast(pl.UInt32).alias("__lodestar_zero_weight"),
-    )
+def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
+    """Checks counted over each query's judgments, in the qrels group-by."""
+    q = ", ".join(repr(name) for name in spec.query)
+    d = ", ".join(repr(name) for name in spec.doc)
+    raw = pl.col(RAW_RELEVANCE)
+    duplicated = pl.col(DUPLICATED)
     checks = [
         DataCheck(
-            "__lodestar_no_queries",
-            fixed(ValueError, NO_QUERY_MESSAGE),
+            f"{_P}qrels_bad_relevance",
+            (raw.is_null() | ~raw.cast(pl.Float64).is_finite()).sum(),
+            bad_values("qrels relevance", spec.relevance.name),
         ),
-        DataCheck("__lodestar_zero_weight", fixed(ZeroDivisionError, ZERO_WEIGHTS_MESSAGE)),
+        DataCheck(
+            f"{_P}qrels_null_docs",
+            pl.any_horizontal(pl.col(name).is_null() for name in names.docs).sum(),
+            message(ValueError, f"qrels doc column {d} has {{total}} null value(s), the first in query {{query}}."),
+        ),
+        DataCheck(
+            f"{_P}qrels_duplicates",
+            duplicated.sum(),
+            message(
+                ValueError,
+                f"qrels list doc {{value}} twice for query {{query}} ({q}, {d}); each (query, doc) pair must be "
+                "judged once.",
+            ),
+            _first(_doc_value(names.docs), duplicated),
+        ),
     ]
-    return apply_checks(summary, QUERY, output, checks)
+    if spec.uses("ndcg", "dcg"):
+        checks += _gain_checks(spec, "qrels: ", "")
+    return checks
+
+
+def _final_checks(spec: Spec, names: _Names, metrics: list[str], judged: bool) -> list[DataCheck]:
+    """Checks on the per-query rows."""
+    query_names = ", ".join(repr(q) for q in spec.query)
+    checks = [
+        DataCheck(
+            f"{_P}null_queries",
+            pl.any_horizontal(pl.col(k).is_null() for k in names.query).cast(pl.UInt32),
+            message(ValueError, f"query column {query_names} has null values."),
+        )
+    ]
+    if spec.weight is not None:
+        checks.append(
+            DataCheck(
+                f"{_P}unequal_weights",
+                (pl.col(WEIGHT_MIN) != pl.col(WEIGHT_MAX)).cast(pl.UInt32),
+                message(
+                    ValueError,
+                    f"weight column {spec.weight.name!r} differs within query {{query}}; "
+                    "give every row of a query the same weight.",
+                ),
+            )
+        )
+    if spec.ties == "average" and spec.uses("rr", "success"):
+        limit = MAX_ROWS_PER_QUERY_FOR_AVERAGED_FIRST_RELEVANT
+        checks.append(
+            DataCheck(
+                f"{_P}too_long",
+                (pl.col(ROWS) > limit).cast(pl.UInt32),
+                message(
+                    ValueError,
+                    f"query {{query}} has more than {limit} rows, the limit of reciprocal rank and success with "
+                    "ties='average'.",
+                ),
+            )
+        )
+    if spec.no_relevant == "error" and spec.uses("ndcg", "r", "ap"):
+        checks.append(
+            DataCheck(
+                f"{_P}no_relevant",
+                _no_relevant(spec, judged).fill_null(False).cast(pl.UInt32),
+                message(ValueError, _no_relevant_message(spec)),
+            )
+        )
+    bad = pl.any_horizontal(pl.col(m).is_not_null() & ~pl.col(m).is_finite() for m in metrics)
+    columns = ", ".join(m.column for m in spec.measures)
+    checks.append(
+        DataCheck(
+            f"{_P}metric_not_finite",
+            bad.fill_null(False).cast(pl.UInt32),
+            message(
+                ValueError,
+                f"a measure ({columns}) is not finite for query {{query}}: the gains or their sums overflow Float64.",
+            ),
+        )
+    )
+    return checks
+
+
+def _no_relevant_message(spec: Spec) -> str:
+    if spec.uses("r", "ap"):
+        what = f"no document with relevance above {spec.threshold:g}"
+        what += " or an ideal DCG of 0" if spec.uses("ndcg") else ""
+    else:
+        what = "no relevant document (ideal DCG is 0)"
+    return (
+        f"query {{query}} has {what}, and {{total}} query(ies) in all; pass no_relevant=0.0, 1.0 or None to score them."
+    )
+
+
+def _relevant_total(judged: bool) -> pl.Expr:
+    return pl.col(JUDGED_RELEVANT if judged else RELEVANT_COUNT)
+
+
+def _no_relevant(spec: Spec, judged: bool) -> pl.Expr:
+    conditions = []
+    if spec.uses("ndcg"):
+        conditions.append(pl.col(_term("ideal", _cutoffs(spec, "ndcg")[0])) == 0)
+    if spec.uses("r", "ap"):
+        conditions.append(_relevant_total(judged) == 0)
+    return pl.any_horizontal(conditions)
+
+
+# --- judgments -----------------------------------------------------------------------------------------------
+
+
+def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
+    """Per query of the qrels: the ideal DCG from all judged documents (retrieved or not, as trec_eval), the
+    number of relevant judged documents, checked."""
+    rows = _qrels_rows(qrels, spec, names)
+    windows = [pl.struct(names.docs).is_duplicated().over(names.query).alias(DUPLICATED)]
+    if spec.uses("ndcg", "dcg"):
+        rows = rows.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
+    if spec.uses("ndcg"):
+        windows.append(_ideal_position(spec, names.query).alias(IDEAL_POSITION))
+    rows = rows.with_columns(windows)
+    if spec.uses("ndcg"):
+        rows = rows.with_columns(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
+    checks = _qrels_checks(spec, names)
+    aggregations = [(pl.col(RELEVANCE) > spec.threshold).sum().cast(pl.Float64).alias(JUDGED_RELEVANT)]
+    if spec.uses("ndcg"):
+        aggregations += _ideal_terms(spec)
+    counters = [expression for check in checks for expression in check.aggregations()]
+    per_query = rows.group_by(names.query).agg(*aggregations, *counters)
+    null_query = DataCheck(
+        f"{_P}qrels_null_queries",
+        pl.any_horizontal(pl.col(k).is_null() for k in names.query).cast(pl.UInt32),
+        message(ValueError, f"qrels query column {', '.join(repr(q) for q in spec.query)} has null values."),
+    )
+    per_query = per_query.with_columns(null_query.aggregations())
+    output = [*names.query, *_ideal_columns(spec), JUDGED_RELEVANT]
+    where = _describe_keys(list(spec.query), [])
+    checked = apply_checks(
+        per_query.sort(names.query, nulls_last=True), where, names.query, output, [null_query, *checks]
+    )
+    return checked.with_columns(pl.lit(True).alias(HAS_JUDGMENTS))
+
+
+def _join_judgments(
+    per_query: pl.LazyFrame, judgments: pl.LazyFrame, spec: Spec, names: _Names, groups: pl.LazyFrame | None
+) -> pl.LazyFrame:
+    """Run queries get their judgments; with missing_queries='zero', every judged query missing from a
+    group's run joins that group with nothing retrieved."""
+    in_run = per_query.with_columns(pl.lit(True).alias(IN_RUN))
+    joined = in_run.join(judgments, on=names.query, how="left", nulls_equal=True)
+    if spec.missing_queries == "zero":
+        if names.by:
+            if groups is None:  # the groups of this run; a partition of a larger run is given them all
+                groups = per_query.select(names.by).unique()
+            else:
+                groups = groups.select(pl.col(n).alias(k) for n, k in zip(spec.by, names.by, strict=True)).unique()
+            candidates = groups.join(judgments, how="cross")
+        else:
+            candidates = judgments
+        missing = candidates.join(per_query.select(names.keys), on=names.keys, how="anti", nulls_equal=True)
+        joined = pl.concat([joined, missing.with_columns(pl.lit(False).alias(IN_RUN))], how="diagonal_relaxed")
+    # a query missing from the run retrieved nothing: its sums and counters are 0 (its first relevant
+    # position stays null), its ideal DCG and relevant count come from the judgments
+    from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, FIRST_RELEVANT, JUDGED_RELEVANT, *_ideal_columns(spec)}
+    numbers = [name for name in joined.collect_schema().names() if name not in from_judgments]
+    return joined.with_columns(pl.col(HAS_JUDGMENTS).fill_null(False), *(pl.col(name).fill_null(0) for name in numbers))
+
+
+# --- the measures ----------------------------------------------------------------------------------------------
+
+
+def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
+    c, kind = measure.cutoff, measure.kind
+    no_relevant = pl.lit(None if spec.no_relevant == "error" else spec.no_relevant, pl.Float64)
+    if kind == "dcg":
+        return pl.col(_term("dcg", c))
+    if kind == "ndcg":
+        ideal = pl.col(_term("ideal", c))
+        return pl.when(ideal == 0).then(no_relevant).otherwise(pl.col(_term("dcg", c)) / ideal)
+    if kind == "p":
+        hits = pl.col(_term("hits", c))
+        length = pl.col(ROWS).cast(pl.Float64) if c is None else pl.lit(float(c))
+        return pl.when(length == 0).then(0.0).otherwise(hits / length)
+    if kind in ("r", "ap"):
+        relevant = _relevant_total(judged)
+        numerator = pl.col(_term("hits" if kind == "r" else "ap", c))
+        return pl.when(relevant == 0).then(no_relevant).otherwise(numerator / relevant)
+    first = pl.col(FIRST_RELEVANT)
+    if spec.ties == "average":
+        offsets, probability = _first_relevant_distribution(first, c)
+        start = first // (1 << (2 * _PACK_BITS))
+        value = (probability / (start + offsets)).list.sum() if kind == "rr" else probability.list.sum()
+        return pl.when(first.is_null()).then(0.0).otherwise(value)
+    within = first.is_not_null() if c is None else first <= c
+    hit = 1.0 / first.cast(pl.Float64) if kind == "rr" else pl.lit(1.0)
+    return pl.when(within).then(hit).otherwise(0.0)
+
+
+def _flagged_per_query(
+    run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, groups: pl.LazyFrame | None = None
+) -> tuple[pl.LazyFrame, _Names]:
+    """Every per-query row the plan saw, checked and sorted by keys: keys, metrics (internal names), weight,
+    and the SCORED (and UNJUDGED) flags."""
+    names = _Names(spec)
+    judged = qrels is not None
+    rows = _run_rows(run, qrels, spec, names)
+    windows = [_position(spec, names).alias(POSITION)]
+    if spec.uses("ndcg") and not judged:
+        windows.append(_ideal_position(spec, names.keys).alias(IDEAL_POSITION))
+    if spec.doc:
+        windows.append(pl.struct(names.docs).is_duplicated().over(names.keys).alias(DUPLICATED))
+    rows = rows.with_columns(windows)
+    derived = []
+    if spec.uses("ndcg", "dcg"):  # one logarithm per row, shared by every cut-off
+        derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
+    if spec.uses("ndcg") and not judged:
+        derived.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
+    if spec.uses("ap"):
+        derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
+    if derived:
+        rows = rows.with_columns(derived)
+    checks = _row_checks(spec, rows.collect_schema(), names, judged)
+    per_query = _aggregate(rows, spec, names, judged, checks)
+    if qrels is not None:
+        per_query = _join_judgments(per_query, _judgments(qrels, spec, names), spec, names, groups)
+    metrics = [_metric(i) for i in range(len(spec.measures))]
+    per_query = per_query.with_columns(
+        _value(m, spec, judged).alias(name) for m, name in zip(spec.measures, metrics, strict=True)
+    )
+    final = _final_checks(spec, names, metrics, judged)
+    flags = [SCORED]
+    if qrels is None:
+        scored = pl.lit(True)
+    else:
+        scored = pl.col(HAS_JUDGMENTS) & (pl.col(IN_RUN) if spec.missing_queries == "skip" else pl.lit(True))
+        flags.append(UNJUDGED)
+    per_query = per_query.with_columns(
+        *(expression for check in final for expression in check.aggregations()),
+        scored.alias(SCORED),
+        *([(pl.col(IN_RUN) & ~pl.col(HAS_JUDGMENTS)).alias(UNJUDGED)] if qrels is not None else []),
+    )
+    if spec.weight is not None:
+        per_query = per_query.with_columns(pl.col(WEIGHT_MIN).alias(WEIGHT))
+    output = [*names.keys, *metrics, *([WEIGHT] if spec.weight is not None else []), *flags]
+    where = _describe_keys(list(spec.query), list(spec.by))
+    checked = apply_checks(per_query.sort(names.keys, nulls_last=True), where, names.keys, output, [*checks, *final])
+    return checked, names
+
+
+def _outputs(spec: Spec, names: _Names) -> list[pl.Expr]:
+    output = [pl.col(internal).alias(name) for internal, name in zip(names.keys, spec.keys, strict=True)]
+    output += [pl.col(_metric(i)).alias(m.column) for i, m in enumerate(spec.measures)]
+    if spec.weight is not None:
+        output.append(pl.col(WEIGHT).alias(spec.weight.name))
+    return output
+
+
+def per_query_plan(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec) -> pl.LazyFrame:
+    """One row per (by..., query), sorted by them: the by columns, the query columns, the measures, the weight."""
+    checked, names = _flagged_per_query(run, qrels, spec)
+    return checked.filter(pl.col(SCORED)).select(_outputs(spec, names))
+
+
+def flagged_plan(
+    run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, groups: pl.LazyFrame | None
+) -> pl.LazyFrame:
+    """Every per-query row, under the output names, with the SCORED and UNJUDGED flags (for an engine that
+    computes the means itself: Spark).  `groups` gives the by groups of the whole run to a partition of it."""
+    checked, names = _flagged_per_query(run, qrels, spec, groups)
+    unjudged = pl.col(UNJUDGED) if qrels is not None else pl.lit(False)
+    return checked.select(*_outputs(spec, names), pl.col(SCORED), unjudged.alias(UNJUDGED))
+
+
+def mean_plan(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec) -> pl.LazyFrame:
+    """One row per `by` group (one row without by): the weighted mean of each measure, `queries` (the queries
+    that entered it), `weight_sum`, and with qrels `queries_without_judgments`; see `_mean`."""
+    checked, names = _flagged_per_query(run, qrels, spec)
+    metrics = [_metric(i) for i in range(len(spec.measures))]
+    result = _mean.means(
+        checked,
+        names.by,
+        list(spec.by),
+        metrics,
+        WEIGHT if spec.weight is not None else None,
+        spec.weight.name if spec.weight is not None else None,
+        pl.col(SCORED),
+        pl.col(UNJUDGED) if qrels is not None else None,
+    )
+    return result.rename({internal: m.column for internal, m in zip(metrics, spec.measures, strict=True)})

@@ -2,7 +2,8 @@
 
 Both readers scan the file line by line (`pl.scan_lines`, which also reads gzip), split each line on runs
 of ASCII whitespace (space, tab, CR, LF, FF, VT: C's `isspace`), keep ids as strings and parse the
-numeric fields with Polars' strict casts.  Blank lines are skipped.  A malformed line raises a `ValueError`
+numeric fields with Polars' strict casts.  Blank lines are skipped.  A malformed line (wrong field count,
+a field that does not parse, an integer too large for Int64, bytes that are not UTF-8) raises a `ValueError`
 naming the file and its 1-based line number when the frame is collected.
 
 >>> import lodestar_polars
@@ -14,12 +15,14 @@ naming the file and its 1-based line number when the frame is collected.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import polars as pl
+from polars.io.plugins import register_io_source
 
 __all__ = ["scan_trec_qrels", "scan_trec_run"]
 
@@ -32,6 +35,8 @@ _FIELD_COUNT = "__lodestar_field_count"
 _PROBLEM = "__lodestar_problem"
 # one field: a run of characters C's isspace() does not match (trec_eval's tokenizer)
 _FIELD_PATTERN = r"[^ \t\n\r\f\v]+"
+_INTEGER_PATTERN = r"[+-]?[0-9]+"  # what an integer field looks like, whether or not it fits the dtype
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -98,9 +103,67 @@ def _problem(fmt: _Format) -> pl.Expr:
     return pl.coalesce(*codes, pl.lit(0, pl.UInt8))
 
 
-def _parsed_lines(path: str, fmt: _Format) -> pl.LazyFrame:
+def _scan_lines(source: str | bytes) -> pl.LazyFrame:
+    """Polars' own line scan (plain or gzip): the line number from 1 and the text of every line."""
+    return pl.scan_lines(source, name=_LINE, row_index_name=_LINE_NUMBER, row_index_offset=1)
+
+
+def _raw_lines(path: str) -> Iterator[bytes]:
+    """The file's lines as bytes, split on LF as Polars splits them (read only on the error path)."""
+    with open(path, "rb") as probe:
+        compressed = probe.read(2) == _GZIP_MAGIC
+    with gzip.open(path, "rb") if compressed else open(path, "rb") as handle:
+        yield from handle
+
+
+def _first_non_utf8_line(path: str) -> tuple[int, bytes, bytes, int] | None:
+    """The first line that is not UTF-8: (its number, the lines before it, the line, the offset of the bad byte)."""
+    before: list[bytes] = []
+    for number, line in enumerate(_raw_lines(path), start=1):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            return number, b"".join(before), line, error.start
+        before.append(line)
+    return None
+
+
+def _lines(path: str, fmt: _Format) -> pl.LazyFrame:
+    """`_scan_lines(path)` as a streaming source whose invalid-UTF-8 error names the file and line.
+
+    Polars' scan fails on the first batch holding a byte sequence that is not UTF-8, with a message that
+    names neither the file nor the line; the source passes the scan's batches on and, if it fails, finds
+    the first such line in Python and raises a ValueError for it (or for an earlier malformed line).
+    """
+
+    def source(
+        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
+    ) -> Iterator[pl.DataFrame]:
+        lines = _scan_lines(path)
+        if predicate is not None:
+            lines = lines.filter(predicate)
+        if with_columns is not None:
+            lines = lines.select(with_columns)
+        if n_rows is not None:
+            lines = lines.head(n_rows)
+        try:
+            yield from lines.collect_batches(chunk_size=batch_size, engine="streaming")
+        except pl.exceptions.ComputeError:
+            found = _first_non_utf8_line(path)
+            if found is None:
+                raise  # not an encoding problem: Polars' own error
+            number, before, line, offset = found
+            earlier = _first_malformed_line(_scan_lines(before), fmt) if before else None
+            if earlier is not None:
+                raise ValueError(_describe(fmt, path, *earlier)) from None
+            raise ValueError(_describe_non_utf8(fmt, path, number, line, offset)) from None
+
+    schema = {_LINE_NUMBER: pl.UInt32(), _LINE: pl.String()}
+    return register_io_source(source, schema=schema, explain_name=f"TREC {fmt.kind} lines")
+
+
+def _parsed(lines: pl.LazyFrame, fmt: _Format) -> pl.LazyFrame:
     """Every non-blank line, split and cast, with its line number and a problem code (no check yet)."""
-    lines = pl.scan_lines(path, name=_LINE, row_index_name=_LINE_NUMBER, row_index_offset=1)
     fields = lines.select(
         pl.col(_LINE_NUMBER),
         pl.col(_LINE).str.extract_all(_FIELD_PATTERN).alias(_FIELDS),
@@ -116,11 +179,12 @@ def _parsed_lines(path: str, fmt: _Format) -> pl.LazyFrame:
     )
 
 
-def _first_malformed_line(path: str, fmt: _Format) -> tuple[int, str]:
-    """Line number and raw text of the first malformed line (read again on the error path only)."""
-    parsed = _parsed_lines(path, fmt).filter(pl.col(_PROBLEM) > 0).select(pl.col(_LINE_NUMBER).min())
+def _first_malformed_line(lines: pl.LazyFrame, fmt: _Format) -> tuple[int, str] | None:
+    """Line number and text of the first malformed line among `lines`, or None (on the error path only)."""
+    parsed = _parsed(lines, fmt).filter(pl.col(_PROBLEM) > 0).select(pl.col(_LINE_NUMBER).min())
     number = parsed.collect(engine="in-memory").item()
-    lines = pl.scan_lines(path, name=_LINE, row_index_name=_LINE_NUMBER, row_index_offset=1)
+    if number is None:
+        return None
     text = lines.filter(pl.col(_LINE_NUMBER) == number).select(_LINE).collect(engine="in-memory").item()
     return int(number), str(text)
 
@@ -136,6 +200,11 @@ def _describe(fmt: _Format, path: str, line_number: int, line: str) -> str:
             continue
         text = fields[field.position]
         if pl.Series([text]).cast(field.dtype, strict=False).is_null().item():
+            if field.dtype.is_integer() and re.fullmatch(_INTEGER_PATTERN, text):
+                return (
+                    f"malformed TREC {fmt.kind} line ({where}): {field.name} field {text!r} is an integer too "
+                    f"large for {field.dtype} (range {_integer_range(field.dtype)}): {line!r}."
+                )
             return (
                 f"malformed TREC {fmt.kind} line ({where}): {field.name} field {text!r} is not "
                 f"{field.description}: {line!r}."
@@ -143,12 +212,28 @@ def _describe(fmt: _Format, path: str, line_number: int, line: str) -> str:
     return f"malformed TREC {fmt.kind} line ({where}): {line!r}."  # pragma: no cover - both paths agree
 
 
+def _integer_range(dtype: pl.DataType) -> str:
+    lower, upper = pl.select(pl.lit(0, dtype).lower_bound(), pl.lit(0, dtype).upper_bound().alias("u")).row(0)
+    return f"{lower} to {upper}"
+
+
+def _describe_non_utf8(fmt: _Format, path: str, line_number: int, line: bytes, offset: int) -> str:
+    text = line.rstrip(b"\r\n")
+    return (
+        f"malformed TREC {fmt.kind} line ({path}, line {line_number}): not UTF-8 text (byte "
+        f"0x{line[offset]:02x} at byte {offset + 1} of the line): {text!r}."
+    )
+
+
 def _checker(path: str, fmt: _Format, output: Sequence[str]) -> Callable[[pl.DataFrame], pl.DataFrame]:
     def check_batch(frame: pl.DataFrame) -> pl.DataFrame:
         if frame.select((pl.col(_PROBLEM) > 0).any()).item():
             # a batch may start mid-file: look the first malformed line of the whole file up again
-            number, line = _first_malformed_line(path, fmt)
-            raise ValueError(_describe(fmt, path, number, line))
+            found = _first_malformed_line(_lines(path, fmt), fmt)
+            if found is None:  # pragma: no cover - the batch showed one
+                msg = f"a malformed line of {path} was not found again"
+                raise RuntimeError(msg)
+            raise ValueError(_describe(fmt, path, *found))
         return frame.select(output)
 
     return check_batch
@@ -165,7 +250,7 @@ def _scan(path: PathLike, fmt: _Format) -> pl.LazyFrame:
     output = [field.name for field in fmt.fields]
     # a streamable frame-level map: opaque to the optimiser, so no projection can skip the check, and its
     # exception reaches the caller as raised (an expression UDF's would get Polars' context appended)
-    return _parsed_lines(file, fmt).map_batches(
+    return _parsed(_lines(file, fmt), fmt).map_batches(
         _checker(file, fmt, output),
         schema={field.name: field.dtype for field in fmt.fields},
         streamable=True,
@@ -188,10 +273,11 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
     FileNotFoundError
         At once, when `path` is not a file.
     ValueError
-        At collect time, for a line with fewer than 6 fields, or whose rank is not an integer or whose
-        score is not a number.  The message names the file and the 1-based line number of the first
-        malformed line; blank lines count as lines.  On that (error) path the file is read a second time
-        to find the first malformed line of the whole file, since the check itself runs batch by batch.
+        At collect time, for a line with fewer than 6 fields, or whose rank is not an integer (or one too
+        large for Int64) or whose score is not a number, or that is not UTF-8 text.  The message names the
+        file and the 1-based line number of the first malformed line; blank lines count as lines.  On that
+        (error) path the file is read a second time to find the first malformed line of the whole file,
+        since the check itself runs batch by batch (in Python, up to the first line that is not UTF-8).
         A slice (``head``) may still read and check the whole file.
     """
     return _scan(path, _RUN)
@@ -210,7 +296,8 @@ def scan_trec_qrels(path: PathLike) -> pl.LazyFrame:
     FileNotFoundError
         At once, when `path` is not a file.
     ValueError
-        At collect time, for a line without exactly 4 fields or whose relevance is not an integer.
+        At collect time, for a line without exactly 4 fields, whose relevance is not an integer (or one too
+        large for Int64), or that is not UTF-8 text.
         The message names the file and the 1-based line number of the first malformed line (see
         `scan_trec_run`).
     """

@@ -1,30 +1,31 @@
 """The `.rank_metrics` namespace on DataFrame and LazyFrame: a thin shell over `_plan`.
 
-Both namespaces build the same lazy plan; the DataFrame one collects it.
+Both namespaces build the same lazy plan; the DataFrame one collects it.  Every method keeps an explicit,
+typed, keyword-only signature whose body hands the arguments to the metric's typed spec builder in
+`_spec.py`, so mypy follows every option from the signature to the plan.
 """
 
 from __future__ import annotations
 
-from typing import Generic, Literal, TypeVar, overload
+from collections.abc import Sequence
+from typing import Generic, TypeVar, overload
 
 import polars as pl
 
-from . import _plan
-from ._options import (
-    Cutoffs,
-    Gain,
-    Metric,
-    MetricOptions,
-    NoRelevant,
-    check_schema,
-    check_single_cutoff,
-    make_options,
-)
+from . import _plan, _spec
+from ._docs import PARAMETERS, documented, mean_returns, per_query_returns
+from ._spec import Cutoffs, Gain, IntoColumn, Keys, MissingQueries, NoRelevant, Spec, Ties
+
+__all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "rank_metrics"]
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
-Ties = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
-MissingQueries = Literal["skip", "zero"]
 QrelsFrame = pl.DataFrame | pl.LazyFrame | None
+
+EXAMPLE_FRAME = """>>> import lodestar_polars
+>>> df = pl.DataFrame(
+...     {"query": [1, 1, 1, 2, 2], "relevance": [2, 0, 1, 0, 1], "score": [0.9, 0.8, 0.1, 0.5, 0.5]}
+... )
+"""
 
 
 class _RankMetrics(Generic[FrameT]):
@@ -34,242 +35,938 @@ class _RankMetrics(Generic[FrameT]):
     def _finish(self, plan: pl.LazyFrame) -> FrameT:
         raise NotImplementedError
 
-    def _options(self, metric: Metric, **arguments: object) -> MetricOptions:
-        options = make_options(metric, **arguments)  # type: ignore[arg-type]  # every caller passes the typed keywords
-        check_schema(options, self._frame.collect_schema())
-        return options
+    def _checked(self, spec: Spec, qrels: QrelsFrame) -> pl.LazyFrame | None:
+        judgments = _spec.check_qrels_frame(qrels)
+        qrels_schema = judgments.collect_schema() if judgments is not None else None
+        _spec.check_schema(spec, self._frame.collect_schema(), qrels_schema)
+        return judgments
 
-    def _per_query(self, metric: Metric, **arguments: object) -> FrameT:
-        return self._finish(_plan.per_query_plan(self._frame.lazy(), self._options(metric, **arguments)))
+    def _per_query(self, spec: Spec, qrels: QrelsFrame) -> FrameT:
+        judgments = self._checked(spec, qrels)
+        return self._finish(_plan.per_query_plan(self._frame.lazy(), judgments, spec))
 
-    def _mean(self, metric: Metric, **arguments: object) -> FrameT:
-        return self._finish(_plan.mean_plan(self._frame.lazy(), self._options(metric, **arguments)))
+    def _mean(self, spec: Spec, qrels: QrelsFrame) -> FrameT:
+        judgments = self._checked(spec, qrels)
+        return self._finish(_plan.mean_plan(self._frame.lazy(), judgments, spec))
 
+    @documented(
+        "NDCG per query, as scikit-learn's `ndcg_score` defines it (tie averaging by default).",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "gain",
+            "weight",
+            "no_relevant",
+            "qrels",
+            "missing_queries",
+        ],
+        per_query_returns("`ndcg` (k None) or `ndcg@{k}`, one per cut-off"),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.ndcg(k=[1, 3])\n"
+        "shape: (2, 3)\n"
+        "┌───────┬────────┬──────────┐\n"
+        "│ query ┆ ndcg@1 ┆ ndcg@3   │\n"
+        "│ ---   ┆ ---    ┆ ---      │\n"
+        "│ i64   ┆ f64    ┆ f64      │\n"
+        "╞═══════╪════════╪══════════╡\n"
+        "│ 1     ┆ 1.0    ┆ 0.950234 │\n"
+        "│ 2     ┆ 0.5    ┆ 0.815465 │\n"
+        "└───────┴────────┴──────────┘",
+    )
     def ndcg(
         self,
         *,
-        query: str = "query",
-        relevance: str = "relevance",
-        score: str = "score",
-        doc: str | None = None,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
         k: Cutoffs = None,
         ties: Ties = "average",
         gain: Gain = "linear",
-        weight: str | None = None,
+        weight: IntoColumn | None = None,
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
     ) -> FrameT:
-        """NDCG per query, as scikit-learn's `ndcg_score` defines it, one row per query sorted by query.
-
-        Parameters
-        ----------
-        query, relevance, score
-            Column names: the query id, the graded relevance (gain source) and the model score.
-        doc
-            Document id column: enables the duplicate (query, doc) check, `ties="doc"` and `qrels=`.
-        k
-            None (the whole list), a cut-off, or a list of cut-offs computed in one pass.
-            Output columns are `ndcg`, `ndcg@{k}`, one per value.
-        ties
-            "average" (scikit-learn), "reverse" (descending row order), "input" (row order: LightGBM),
-            "doc" (doc id descending: trec_eval), "optimistic", "pessimistic".
-        gain
-            "linear" (relevance), "exponential" (2**relevance - 1) or a mapping label -> gain
-            (a sequence is read as LightGBM's `label_gain`: index -> gain).
-        weight
-            Column with one weight per query, carried to the output and used by the means.
-        no_relevant
-            NDCG of a query whose ideal DCG is 0: a float, None (null, left out of the means) or "error".
-        qrels, missing_queries
-            Judgments (columns `query`, `doc`, `relevance`): the frame is then a run (query, doc, score)
-            evaluated as trec_eval does; see the README.
-
-        Examples
-        --------
-        >>> import polars as pl
-        >>> import lodestar_polars  # registers .rank_metrics
-        >>> df = pl.DataFrame({"query": [1, 1, 1, 1], "relevance": [3, 2, 1, 0], "score": [0.1, 0.4, 0.5, 0.9]})
-        >>> df.rank_metrics.ndcg()["ndcg"].round(6).to_list()
-        [0.613827]
-        """
         return self._per_query(
-            "ndcg",
-            query=query,
-            relevance=relevance,
-            score=score,
-            doc=doc,
-            k=k,
-            ties=ties,
-            gain=gain,
-            weight=weight,
-            no_relevant=no_relevant,
-            qrels=qrels,
-            missing_queries=missing_queries,
+            _spec.ndcg_spec(
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                gain=gain,
+                weight=weight,
+                no_relevant=no_relevant,
+                missing_queries=missing_queries,
+            ),
+            qrels,
         )
 
-    def dcg(
-        self,
-        *,
-        query: str = "query",
-        relevance: str = "relevance",
-        score: str = "score",
-        doc: str | None = None,
-        k: Cutoffs = None,
-        ties: Ties = "average",
-        gain: Gain = "linear",
-        weight: str | None = None,
-        log_base: float = 2.0,
-        qrels: QrelsFrame = None,
-        missing_queries: MissingQueries = "skip",
-    ) -> FrameT:
-        """DCG per query (scikit-learn's `dcg_score`); options as `ndcg`, plus `log_base` of the discount.
-
-        Negative relevance is accepted, as scikit-learn accepts it.  Output columns `dcg` / `dcg@{k}`.
-        """
-        return self._per_query(
-            "dcg",
-            query=query,
-            relevance=relevance,
-            score=score,
-            doc=doc,
-            k=k,
-            ties=ties,
-            gain=gain,
-            weight=weight,
-            log_base=log_base,
-            qrels=qrels,
-            missing_queries=missing_queries,
-        )
-
-    def reciprocal_rank(
-        self,
-        *,
-        query: str = "query",
-        relevance: str = "relevance",
-        score: str = "score",
-        doc: str | None = None,
-        k: Cutoffs = None,
-        ties: Ties = "average",
-        threshold: float = 0.0,
-        weight: str | None = None,
-        qrels: QrelsFrame = None,
-        missing_queries: MissingQueries = "skip",
-    ) -> FrameT:
-        """Reciprocal rank per query: 1 / position of the first document with relevance above `threshold`,
-        0 when there is none or it lies past k.  Output columns `reciprocal_rank` / `reciprocal_rank@{k}`.
-
-        With `ties="average"` it is the exact expected value over every order of the tied documents.
-        """
-        return self._per_query(
-            "reciprocal_rank",
-            query=query,
-            relevance=relevance,
-            score=score,
-            doc=doc,
-            k=k,
-            ties=ties,
-            gain="linear",
-            weight=weight,
-            threshold=threshold,
-            qrels=qrels,
-            missing_queries=missing_queries,
-        )
-
+    @documented(
+        "The (weighted) mean of `ndcg` per `by` group (one row without `by`).",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "gain",
+            "weight",
+            "no_relevant",
+            "qrels",
+            "missing_queries",
+        ],
+        mean_returns(),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.ndcg_mean(k=[1, 3])\n"
+        "shape: (1, 4)\n"
+        "┌────────┬─────────┬─────────┬────────────┐\n"
+        "│ ndcg@1 ┆ ndcg@3  ┆ queries ┆ weight_sum │\n"
+        "│ ---    ┆ ---     ┆ ---     ┆ ---        │\n"
+        "│ f64    ┆ f64     ┆ u32     ┆ f64        │\n"
+        "╞════════╪═════════╪═════════╪════════════╡\n"
+        "│ 0.75   ┆ 0.88285 ┆ 2       ┆ 2.0        │\n"
+        "└────────┴─────────┴─────────┴────────────┘",
+    )
     def ndcg_mean(
         self,
         *,
-        query: str = "query",
-        relevance: str = "relevance",
-        score: str = "score",
-        doc: str | None = None,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
         k: Cutoffs = None,
         ties: Ties = "average",
         gain: Gain = "linear",
-        weight: str | None = None,
+        weight: IntoColumn | None = None,
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
     ) -> FrameT:
-        """One row: the (weighted) mean NDCG per cut-off, `queries` (how many entered it) and `weight_sum`.
-
-        mean = sum(weight * ndcg) / sum(weight) over queries whose NDCG is not null.  With qrels there is
-        also `queries_without_judgments`: run queries left out because nothing in them was judged.
-        """
         return self._mean(
-            "ndcg",
-            query=query,
-            relevance=relevance,
-            score=score,
-            doc=doc,
-            k=k,
-            ties=ties,
-            gain=gain,
-            weight=weight,
-            no_relevant=no_relevant,
-            qrels=qrels,
-            missing_queries=missing_queries,
+            _spec.ndcg_spec(
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                gain=gain,
+                weight=weight,
+                no_relevant=no_relevant,
+                missing_queries=missing_queries,
+            ),
+            qrels,
         )
 
-    def dcg_mean(
+    @documented(
+        "DCG per query, as scikit-learn's `dcg_score` defines it; negative relevance is accepted.",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "gain",
+            "weight",
+            "log_base",
+            "qrels",
+            "missing_queries",
+        ],
+        per_query_returns("`dcg` / `dcg@{k}`"),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.dcg(k=3)\n"
+        "shape: (2, 2)\n"
+        "┌───────┬──────────┐\n"
+        "│ query ┆ dcg@3    │\n"
+        "│ ---   ┆ ---      │\n"
+        "│ i64   ┆ f64      │\n"
+        "╞═══════╪══════════╡\n"
+        "│ 1     ┆ 2.5      │\n"
+        "│ 2     ┆ 0.815465 │\n"
+        "└───────┴──────────┘",
+    )
+    def dcg(
         self,
         *,
-        query: str = "query",
-        relevance: str = "relevance",
-        score: str = "score",
-        doc: str | None = None,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
         k: Cutoffs = None,
         ties: Ties = "average",
         gain: Gain = "linear",
-        weight: str | None = None,
+        weight: IntoColumn | None = None,
         log_base: float = 2.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
     ) -> FrameT:
-        """One row: the (weighted) mean DCG per cut-off, `queries` and `weight_sum` (see `ndcg_mean`)."""
-        return self._mean(
-            "dcg",
-            query=query,
-            relevance=relevance,
-            score=score,
-            doc=doc,
-            k=k,
-            ties=ties,
-            gain=gain,
-            weight=weight,
-            log_base=log_base,
-            qrels=qrels,
-            missing_queries=missing_queries,
+        return self._per_query(
+            _spec.dcg_spec(
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                gain=gain,
+                weight=weight,
+                log_base=log_base,
+                missing_queries=missing_queries,
+            ),
+            qrels,
         )
 
-    def reciprocal_rank_mean(
+    @documented(
+        "The (weighted) mean of `dcg` per `by` group (one row without `by`).",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "gain",
+            "weight",
+            "log_base",
+            "qrels",
+            "missing_queries",
+        ],
+        mean_returns(),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.dcg_mean(k=3)\n"
+        "shape: (1, 3)\n"
+        "┌──────────┬─────────┬────────────┐\n"
+        "│ dcg@3    ┆ queries ┆ weight_sum │\n"
+        "│ ---      ┆ ---     ┆ ---        │\n"
+        "│ f64      ┆ u32     ┆ f64        │\n"
+        "╞══════════╪═════════╪════════════╡\n"
+        "│ 1.657732 ┆ 2       ┆ 2.0        │\n"
+        "└──────────┴─────────┴────────────┘",
+    )
+    def dcg_mean(
         self,
         *,
-        query: str = "query",
-        relevance: str = "relevance",
-        score: str = "score",
-        doc: str | None = None,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
         k: Cutoffs = None,
         ties: Ties = "average",
-        threshold: float = 0.0,
-        weight: str | None = None,
+        gain: Gain = "linear",
+        weight: IntoColumn | None = None,
+        log_base: float = 2.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
     ) -> FrameT:
-        """One row: the (weighted) mean reciprocal rank (MRR) per cut-off, `queries` and `weight_sum`."""
         return self._mean(
-            "reciprocal_rank",
-            query=query,
-            relevance=relevance,
-            score=score,
-            doc=doc,
-            k=k,
-            ties=ties,
-            gain="linear",
-            weight=weight,
-            threshold=threshold,
-            qrels=qrels,
-            missing_queries=missing_queries,
+            _spec.dcg_spec(
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                gain=gain,
+                weight=weight,
+                log_base=log_base,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "Reciprocal rank per query: 1 / position of the first relevant document (0 when none is in the top k).",
+        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        per_query_returns("`reciprocal_rank` / `reciprocal_rank@{k}`"),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.reciprocal_rank()\n"
+        "shape: (2, 2)\n"
+        "┌───────┬─────────────────┐\n"
+        "│ query ┆ reciprocal_rank │\n"
+        "│ ---   ┆ ---             │\n"
+        "│ i64   ┆ f64             │\n"
+        "╞═══════╪═════════════════╡\n"
+        "│ 1     ┆ 1.0             │\n"
+        "│ 2     ┆ 0.75            │\n"
+        "└───────┴─────────────────┘",
+    )
+    def reciprocal_rank(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._per_query(
+            _spec.threshold_spec(
+                "rr",
+                "reciprocal_rank",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=0.0,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "The (weighted) mean of `reciprocal_rank` per `by` group (one row without `by`).",
+        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        mean_returns(),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.reciprocal_rank_mean()\n"
+        "shape: (1, 3)\n"
+        "┌─────────────────┬─────────┬────────────┐\n"
+        "│ reciprocal_rank ┆ queries ┆ weight_sum │\n"
+        "│ ---             ┆ ---     ┆ ---        │\n"
+        "│ f64             ┆ u32     ┆ f64        │\n"
+        "╞═════════════════╪═════════╪════════════╡\n"
+        "│ 0.875           ┆ 2       ┆ 2.0        │\n"
+        "└─────────────────┴─────────┴────────────┘",
+    )
+    def reciprocal_rank_mean(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._mean(
+            _spec.threshold_spec(
+                "rr",
+                "reciprocal_rank",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=0.0,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "Precision per query: relevant documents in the top k / k (trec_eval's P_k: a shorter list still divides "
+        "by k; k None: by the list's length).",
+        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        per_query_returns("`precision` / `precision@{k}`"),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.precision(k=2)\n"
+        "shape: (2, 2)\n"
+        "┌───────┬─────────────┐\n"
+        "│ query ┆ precision@2 │\n"
+        "│ ---   ┆ ---         │\n"
+        "│ i64   ┆ f64         │\n"
+        "╞═══════╪═════════════╡\n"
+        "│ 1     ┆ 0.5         │\n"
+        "│ 2     ┆ 0.5         │\n"
+        "└───────┴─────────────┘",
+    )
+    def precision(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._per_query(
+            _spec.threshold_spec(
+                "p",
+                "precision",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=0.0,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "The (weighted) mean of `precision` per `by` group (one row without `by`).",
+        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        mean_returns(),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.precision_mean(k=2)\n"
+        "shape: (1, 3)\n"
+        "┌─────────────┬─────────┬────────────┐\n"
+        "│ precision@2 ┆ queries ┆ weight_sum │\n"
+        "│ ---         ┆ ---     ┆ ---        │\n"
+        "│ f64         ┆ u32     ┆ f64        │\n"
+        "╞═════════════╪═════════╪════════════╡\n"
+        "│ 0.5         ┆ 2       ┆ 2.0        │\n"
+        "└─────────────┴─────────┴────────────┘",
+    )
+    def precision_mean(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._mean(
+            _spec.threshold_spec(
+                "p",
+                "precision",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=0.0,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "Recall per query: relevant documents in the top k / relevant documents of the query (with qrels: every "
+        "relevant judged document).",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "no_relevant",
+            "qrels",
+            "missing_queries",
+        ],
+        per_query_returns("`recall` / `recall@{k}`"),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.recall(k=2)\n"
+        "shape: (2, 2)\n"
+        "┌───────┬──────────┐\n"
+        "│ query ┆ recall@2 │\n"
+        "│ ---   ┆ ---      │\n"
+        "│ i64   ┆ f64      │\n"
+        "╞═══════╪══════════╡\n"
+        "│ 1     ┆ 0.5      │\n"
+        "│ 2     ┆ 1.0      │\n"
+        "└───────┴──────────┘",
+    )
+    def recall(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        no_relevant: NoRelevant = 0.0,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._per_query(
+            _spec.threshold_spec(
+                "r",
+                "recall",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=no_relevant,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "The (weighted) mean of `recall` per `by` group (one row without `by`).",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "no_relevant",
+            "qrels",
+            "missing_queries",
+        ],
+        mean_returns(),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.recall_mean(k=2)\n"
+        "shape: (1, 3)\n"
+        "┌──────────┬─────────┬────────────┐\n"
+        "│ recall@2 ┆ queries ┆ weight_sum │\n"
+        "│ ---      ┆ ---     ┆ ---        │\n"
+        "│ f64      ┆ u32     ┆ f64        │\n"
+        "╞══════════╪═════════╪════════════╡\n"
+        "│ 0.75     ┆ 2       ┆ 2.0        │\n"
+        "└──────────┴─────────┴────────────┘",
+    )
+    def recall_mean(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        no_relevant: NoRelevant = 0.0,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._mean(
+            _spec.threshold_spec(
+                "r",
+                "recall",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=no_relevant,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "Average precision per query (AP, AP@k): the precision at each relevant document in the top k, summed and "
+        "divided by the query's relevant documents (trec_eval's map / map_cut_k).",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "no_relevant",
+            "qrels",
+            "missing_queries",
+        ],
+        per_query_returns("`average_precision` / `average_precision@{k}`"),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.average_precision()\n"
+        "shape: (2, 2)\n"
+        "┌───────┬───────────────────┐\n"
+        "│ query ┆ average_precision │\n"
+        "│ ---   ┆ ---               │\n"
+        "│ i64   ┆ f64               │\n"
+        "╞═══════╪═══════════════════╡\n"
+        "│ 1     ┆ 0.833333          │\n"
+        "│ 2     ┆ 0.75              │\n"
+        "└───────┴───────────────────┘",
+    )
+    def average_precision(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        no_relevant: NoRelevant = 0.0,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._per_query(
+            _spec.threshold_spec(
+                "ap",
+                "average_precision",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=no_relevant,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "The (weighted) mean of `average_precision` per `by` group (one row without `by`).",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "no_relevant",
+            "qrels",
+            "missing_queries",
+        ],
+        mean_returns(),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.average_precision_mean()\n"
+        "shape: (1, 3)\n"
+        "┌───────────────────┬─────────┬────────────┐\n"
+        "│ average_precision ┆ queries ┆ weight_sum │\n"
+        "│ ---               ┆ ---     ┆ ---        │\n"
+        "│ f64               ┆ u32     ┆ f64        │\n"
+        "╞═══════════════════╪═════════╪════════════╡\n"
+        "│ 0.791667          ┆ 2       ┆ 2.0        │\n"
+        "└───────────────────┴─────────┴────────────┘",
+    )
+    def average_precision_mean(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        no_relevant: NoRelevant = 0.0,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._mean(
+            _spec.threshold_spec(
+                "ap",
+                "average_precision",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=no_relevant,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "Success (hit rate) per query: 1 when a relevant document is in the top k, else 0 (with tie averaging, "
+        "its probability).",
+        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        per_query_returns("`success` / `success@{k}`"),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.success(k=1)\n"
+        "shape: (2, 2)\n"
+        "┌───────┬───────────┐\n"
+        "│ query ┆ success@1 │\n"
+        "│ ---   ┆ ---       │\n"
+        "│ i64   ┆ f64       │\n"
+        "╞═══════╪═══════════╡\n"
+        "│ 1     ┆ 1.0       │\n"
+        "│ 2     ┆ 0.5       │\n"
+        "└───────┴───────────┘",
+    )
+    def success(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._per_query(
+            _spec.threshold_spec(
+                "success",
+                "success",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=0.0,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "The (weighted) mean of `success` per `by` group (one row without `by`).",
+        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        mean_returns(),
+        EXAMPLE_FRAME + ">>> df.rank_metrics.success_mean(k=1)\n"
+        "shape: (1, 3)\n"
+        "┌───────────┬─────────┬────────────┐\n"
+        "│ success@1 ┆ queries ┆ weight_sum │\n"
+        "│ ---       ┆ ---     ┆ ---        │\n"
+        "│ f64       ┆ u32     ┆ f64        │\n"
+        "╞═══════════╪═════════╪════════════╡\n"
+        "│ 0.75      ┆ 2       ┆ 2.0        │\n"
+        "└───────────┴─────────┴────────────┘",
+    )
+    def success_mean(
+        self,
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        k: Cutoffs = None,
+        ties: Ties = "average",
+        threshold: float = 0.0,
+        weight: IntoColumn | None = None,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._mean(
+            _spec.threshold_spec(
+                "success",
+                "success",
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                k=k,
+                ties=ties,
+                threshold=threshold,
+                weight=weight,
+                no_relevant=0.0,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "Several measures per query in one plan: the options shared by the measures are given once.",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "ties",
+            "gain",
+            "weight",
+            "no_relevant",
+            "threshold",
+            "log_base",
+            "qrels",
+            "missing_queries",
+        ],
+        per_query_returns("one column per measure, named canonically (`ndcg@10`, `p@5`, `ap`, `rr`...)"),
+        EXAMPLE_FRAME + '>>> df.rank_metrics.evaluate(["ndcg@3", "p@2", "ap", "rr"])\n'
+        "shape: (2, 5)\n"
+        "┌───────┬──────────┬─────┬──────────┬──────┐\n"
+        "│ query ┆ ndcg@3   ┆ p@2 ┆ ap       ┆ rr   │\n"
+        "│ ---   ┆ ---      ┆ --- ┆ ---      ┆ ---  │\n"
+        "│ i64   ┆ f64      ┆ f64 ┆ f64      ┆ f64  │\n"
+        "╞═══════╪══════════╪═════╪══════════╪══════╡\n"
+        "│ 1     ┆ 0.950234 ┆ 0.5 ┆ 0.833333 ┆ 1.0  │\n"
+        "│ 2     ┆ 0.815465 ┆ 0.5 ┆ 0.75     ┆ 0.75 │\n"
+        "└───────┴──────────┴─────┴──────────┴──────┘",
+        first=PARAMETERS["measures"],
+    )
+    def evaluate(
+        self,
+        measures: str | Sequence[str],
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        ties: Ties = "average",
+        gain: Gain = "linear",
+        weight: IntoColumn | None = None,
+        no_relevant: NoRelevant = 0.0,
+        threshold: float = 0.0,
+        log_base: float = 2.0,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._per_query(
+            _spec.evaluate_spec(
+                measures,
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                ties=ties,
+                gain=gain,
+                weight=weight,
+                no_relevant=no_relevant,
+                threshold=threshold,
+                log_base=log_base,
+                missing_queries=missing_queries,
+            ),
+            qrels,
+        )
+
+    @documented(
+        "The (weighted) mean of `evaluate` per `by` group (one row without `by`).",
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "ties",
+            "gain",
+            "weight",
+            "no_relevant",
+            "threshold",
+            "log_base",
+            "qrels",
+            "missing_queries",
+        ],
+        mean_returns(),
+        EXAMPLE_FRAME + '>>> df.rank_metrics.evaluate_mean(["ndcg@3", "p@2", "ap", "rr"])\n'
+        "shape: (1, 6)\n"
+        "┌─────────┬─────┬──────────┬───────┬─────────┬────────────┐\n"
+        "│ ndcg@3  ┆ p@2 ┆ ap       ┆ rr    ┆ queries ┆ weight_sum │\n"
+        "│ ---     ┆ --- ┆ ---      ┆ ---   ┆ ---     ┆ ---        │\n"
+        "│ f64     ┆ f64 ┆ f64      ┆ f64   ┆ u32     ┆ f64        │\n"
+        "╞═════════╪═════╪══════════╪═══════╪═════════╪════════════╡\n"
+        "│ 0.88285 ┆ 0.5 ┆ 0.791667 ┆ 0.875 ┆ 2       ┆ 2.0        │\n"
+        "└─────────┴─────┴──────────┴───────┴─────────┴────────────┘",
+        first=PARAMETERS["measures"],
+    )
+    def evaluate_mean(
+        self,
+        measures: str | Sequence[str],
+        *,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
+        by: Keys | None = None,
+        ties: Ties = "average",
+        gain: Gain = "linear",
+        weight: IntoColumn | None = None,
+        no_relevant: NoRelevant = 0.0,
+        threshold: float = 0.0,
+        log_base: float = 2.0,
+        qrels: QrelsFrame = None,
+        missing_queries: MissingQueries = "skip",
+    ) -> FrameT:
+        return self._mean(
+            _spec.evaluate_spec(
+                measures,
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=by,
+                ties=ties,
+                gain=gain,
+                weight=weight,
+                no_relevant=no_relevant,
+                threshold=threshold,
+                log_base=log_base,
+                missing_queries=missing_queries,
+            ),
+            qrels,
         )
 
 
@@ -291,71 +988,90 @@ class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
     def _finish(self, plan: pl.LazyFrame) -> pl.DataFrame:
         return plan.collect()
 
-    def _score(self, metric: Metric, k: int | None, **arguments: object) -> float:
-        check_single_cutoff(metric, k)
-        mean = self._mean(metric, k=k, **arguments)
-        return float(mean.item(0, 0))
+    def _score(self, spec: Spec, qrels: QrelsFrame) -> float:
+        if spec.by:
+            msg = "ndcg_score / dcg_score return one number: they take no `by`; use ndcg_mean(by=...) instead."
+            raise TypeError(msg)
+        return float(self._mean(spec, qrels).item(0, 0))
 
+    @documented(
+        "The (weighted) mean NDCG as one float: scikit-learn's `ndcg_score` number.",
+        ["query", "relevance", "score", "doc", "ties", "gain", "weight", "no_relevant", "qrels", "missing_queries"],
+        "float\n    sum(weight * ndcg) / sum(weight) over the queries whose NDCG is not null.",
+        EXAMPLE_FRAME + ">>> round(df.rank_metrics.ndcg_score(k=3), 6)\n0.88285",
+        first="k : int or None, default None\n    One cut-off (None: the whole list).",
+    )
     def ndcg_score(
         self,
         *,
-        query: str = "query",
-        relevance: str = "relevance",
-        score: str = "score",
-        doc: str | None = None,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
         k: int | None = None,
         ties: Ties = "average",
         gain: Gain = "linear",
-        weight: str | None = None,
+        weight: IntoColumn | None = None,
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
     ) -> float:
-        """The (weighted) mean NDCG as one float: scikit-learn's `ndcg_score` number."""
+        _spec.check_single_cutoff("ndcg", k)
         return self._score(
-            "ndcg",
-            k,
-            query=query,
-            relevance=relevance,
-            score=score,
-            doc=doc,
-            ties=ties,
-            gain=gain,
-            weight=weight,
-            no_relevant=no_relevant,
-            qrels=qrels,
-            missing_queries=missing_queries,
+            _spec.ndcg_spec(
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=None,
+                k=k,
+                ties=ties,
+                gain=gain,
+                weight=weight,
+                no_relevant=no_relevant,
+                missing_queries=missing_queries,
+            ),
+            qrels,
         )
 
+    @documented(
+        "The (weighted) mean DCG as one float: scikit-learn's `dcg_score` number.",
+        ["query", "relevance", "score", "doc", "ties", "gain", "weight", "log_base", "qrels", "missing_queries"],
+        "float\n    sum(weight * dcg) / sum(weight) over the queries.",
+        EXAMPLE_FRAME + ">>> round(df.rank_metrics.dcg_score(k=3), 6)\n1.657732",
+        first="k : int or None, default None\n    One cut-off (None: the whole list).",
+    )
     def dcg_score(
         self,
         *,
-        query: str = "query",
-        relevance: str = "relevance",
-        score: str = "score",
-        doc: str | None = None,
+        query: Keys = "query",
+        relevance: IntoColumn = "relevance",
+        score: IntoColumn = "score",
+        doc: Keys | None = None,
         k: int | None = None,
         ties: Ties = "average",
         gain: Gain = "linear",
-        weight: str | None = None,
+        weight: IntoColumn | None = None,
         log_base: float = 2.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
     ) -> float:
-        """The (weighted) mean DCG as one float: scikit-learn's `dcg_score` number."""
+        _spec.check_single_cutoff("dcg", k)
         return self._score(
-            "dcg",
-            k,
-            query=query,
-            relevance=relevance,
-            score=score,
-            doc=doc,
-            ties=ties,
-            gain=gain,
-            weight=weight,
-            log_base=log_base,
-            qrels=qrels,
-            missing_queries=missing_queries,
+            _spec.dcg_spec(
+                query=query,
+                relevance=relevance,
+                score=score,
+                doc=doc,
+                by=None,
+                k=k,
+                ties=ties,
+                gain=gain,
+                weight=weight,
+                log_base=log_base,
+                missing_queries=missing_queries,
+            ),
+            qrels,
         )
 
 
@@ -366,7 +1082,18 @@ def rank_metrics(frame: pl.LazyFrame) -> RankMetricsLazyFrame: ...
 def rank_metrics(frame: pl.DataFrame | pl.LazyFrame) -> RankMetricsFrame | RankMetricsLazyFrame:
     """Typed access to `frame.rank_metrics` (mypy cannot see registered namespaces).
 
-    >>> import polars as pl
+    Parameters
+    ----------
+    frame
+        A polars DataFrame or LazyFrame.
+
+    Returns
+    -------
+    RankMetricsFrame or RankMetricsLazyFrame
+        The same namespace `frame.rank_metrics` gives, with its static type.
+
+    Examples
+    --------
     >>> from lodestar_polars import rank_metrics
     >>> lf = pl.LazyFrame({"query": [1, 1], "relevance": [1, 0], "score": [0.2, 0.8]})
     >>> rank_metrics(lf).ndcg().collect()["ndcg"].round(4).to_list()

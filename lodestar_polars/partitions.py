@@ -42,7 +42,7 @@ from typing import Any
 
 import polars as pl
 
-from ._options import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
+from ._spec import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
 from .namespace import RankMetricsLazyFrame, rank_metrics
 
 __all__ = ["combine_means", "sink"]

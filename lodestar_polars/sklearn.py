@@ -8,6 +8,14 @@ the weighted mean.  `ignore_ties=True` becomes `ties="reverse"`: scikit-learn or
 `argsort(y_score)[::-1]`, whose intended order among equal scores is the later column first (its numpy
 sort is not stable, so scikit-learn itself may differ on tied scores).
 
+The checks follow scikit-learn's own code: pandas nullable and boolean data are converted as `check_array`
+converts them (pd.NA becomes NaN, so "Input contains NaN."), scipy sparse input is not an array-like, a
+boolean `y_score` gets numpy's TypeError for negating booleans (scikit-learn's tie averaging negates the
+scores; `ignore_ties=True` accepts it), and the weights go through numpy's own `np.average` first, so weights
+numpy cannot add raise numpy's error.  Two deliberate differences: complex weights raise a TypeError
+(scikit-learn returns the real part of a complex mean), and a plain list holding None raises "Input contains
+NaN." (scikit-learn fails later, comparing None).
+
 >>> import numpy as np
 >>> from lodestar_polars.sklearn import dcg_score, ndcg_score
 >>> true_relevance = np.asarray([[10, 0, 0, 1, 5]])
@@ -26,6 +34,8 @@ sort is not stable, so scikit-learn itself may differ on tied scores).
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any, Literal
@@ -34,7 +44,6 @@ import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
 
-from ._options import ZERO_WEIGHTS_MESSAGE
 from .namespace import rank_metrics
 
 __all__ = ["InvalidParameterError", "dcg_score", "ndcg_score"]
@@ -46,7 +55,16 @@ class InvalidParameterError(ValueError, TypeError):
     """A parameter of the wrong type or out of range: like scikit-learn's, both a ValueError and a TypeError."""
 
 
+def _is_sparse(value: object) -> bool:
+    """scipy's `issparse`, without importing scipy: a sparse matrix exists only if scipy.sparse was imported."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(value))
+
+
 def _is_array_like(value: object) -> bool:
+    """scikit-learn's "array-like" constraint: has a length, shape or `__array__`; not a scalar, not sparse."""
+    if _is_sparse(value):
+        return False
     has_length = hasattr(value, "__len__") or hasattr(value, "shape") or hasattr(value, "__array__")
     return has_length and not np.isscalar(value)
 
@@ -78,10 +96,65 @@ def _check_parameters(caller: str, arguments: dict[str, object]) -> None:
             raise InvalidParameterError(msg)
 
 
+def _pandas_needs_early_conversion(pandas: Any, dtype: object) -> bool:
+    """scikit-learn's `_pandas_dtype_needs_early_conversion`: bool, nullable integer and nullable float columns."""
+    types = pandas.api.types
+    if types.is_bool_dtype(dtype):
+        return True
+    if isinstance(dtype, pandas.SparseDtype) or not types.is_extension_array_dtype(dtype):
+        return False
+    return bool(types.is_float_dtype(dtype) or types.is_integer_dtype(dtype))
+
+
+def _pandas_converted(value: Any) -> Any:
+    """scikit-learn's early `astype` of pandas nullable and boolean data (pd.NA becomes NaN); else `value`.
+
+    A DataFrame of numpy dtypes only goes to their common dtype (numpy bools stay bool), anything else
+    (a nullable column, an object column) to float64; a Series or extension array of a nullable dtype to
+    float64.  Without pandas imported, `value` cannot be a pandas object.
+    """
+    pandas = sys.modules.get("pandas")
+    if pandas is None:
+        return value
+    if isinstance(value, pandas.DataFrame):
+        dtypes = list(value.dtypes)
+        if hasattr(value, "sparse") and all(isinstance(dtype, pandas.SparseDtype) for dtype in dtypes):
+            # scikit-learn turns an all-sparse frame into a scipy sparse matrix, which it refuses here
+            msg = (
+                "Sparse data was passed, but dense data is required. "
+                "Use '.toarray()' to convert to a dense numpy array."
+            )
+            raise TypeError(msg)
+        if any(isinstance(dtype, pandas.SparseDtype) for dtype in dtypes):
+            warnings.warn(
+                "pandas.DataFrame with sparse columns found.It will be converted to a dense numpy array.",
+                UserWarning,
+                stacklevel=6,  # the caller of ndcg_score / dcg_score
+            )
+        if not any(_pandas_needs_early_conversion(pandas, dtype) for dtype in dtypes):
+            return value
+        common = np.result_type(*dtypes) if all(isinstance(dtype, np.dtype) for dtype in dtypes) else None
+        return value.astype(np.float64 if common is None or common.kind == "O" else common)
+    dtype = getattr(value, "dtype", None)
+    is_pandas_like = hasattr(dtype, "na_value") or hasattr(value, "iloc")
+    if dtype is not None and is_pandas_like and _pandas_needs_early_conversion(pandas, dtype):
+        return value.astype(dtype if isinstance(dtype, np.dtype) else np.float64)
+    return value
+
+
 def _check_array(value: ArrayLike) -> NDArray[Any]:
     """scikit-learn's `check_array(value, ensure_2d=False)`: a finite numeric array of 1 or 2 dimensions."""
-    array = np.asarray(value)
+    value = _pandas_converted(value)
+    if getattr(getattr(value, "dtype", None), "kind", None) == "O":
+        array = np.asarray(value, dtype=np.float64)  # scikit-learn asks numpy for float64 from an object array
+    else:
+        array = np.asarray(value)
     if array.dtype.kind == "O":
+        # built from a sequence of objects: scikit-learn's NaN check on object data (x != x), whose
+        # comparison of pd.NA raises pandas' own TypeError, as there
+        if (array != array).any():
+            msg = "Input contains NaN"
+            raise ValueError(msg)
         array = array.astype(np.float64)
     if array.dtype.kind == "c":
         msg = f"Complex data not supported\n{array}\n"
@@ -99,7 +172,7 @@ def _check_array(value: ArrayLike) -> NDArray[Any]:
         kind = "NaN" if np.isnan(array).any() else f"infinity or a value too large for {array.dtype!r}"
         msg = f"Input contains {kind}."
         raise ValueError(msg)
-    _check_has_samples(array)
+    _num_samples(array)  # a 0-d array: scikit-learn's TypeError
     if array.shape[0] < 1:
         msg = f"Found array with 0 sample(s) (shape={array.shape}) while a minimum of 1 is required."
         raise ValueError(msg)
@@ -109,22 +182,33 @@ def _check_array(value: ArrayLike) -> NDArray[Any]:
     return array
 
 
-def _check_has_samples(array: NDArray[Any]) -> None:
-    if array.ndim == 0:
-        msg = f"Input should have at least 1 dimension i.e. satisfy `len(x.shape) > 0`, got scalar `{array!r}` instead."
-        raise TypeError(msg)
+def _num_samples(value: Any) -> int:
+    """scikit-learn's `_num_samples`: the length of the first axis, with its errors."""
+    message = f"Expected sequence or array-like, got {type(value)}"
+    if callable(getattr(value, "fit", None)):
+        raise TypeError(message)
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        if len(shape) == 0:
+            msg = (
+                "Input should have at least 1 dimension i.e. satisfy `len(x.shape) > 0`, "
+                f"got scalar `{value!r}` instead."
+            )
+            raise TypeError(msg)
+        if isinstance(shape[0], Integral):
+            return int(shape[0])
+    if not hasattr(value, "__len__") and shape is None:
+        if not hasattr(value, "__array__"):
+            raise TypeError(message)
+        value = np.asarray(value)
+    try:
+        return len(value)
+    except TypeError as error:
+        raise TypeError(message) from error
 
 
-def _check_weights(sample_weight: ArrayLike | None) -> NDArray[np.float64] | None:
-    if sample_weight is None:
-        return None
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    _check_has_samples(weights)
-    return weights
-
-
-def _check_consistent_length(*arrays: NDArray[Any] | None) -> None:
-    lengths = [int(array.shape[0]) for array in arrays if array is not None]
+def _check_consistent_length(*arrays: Any) -> None:
+    lengths = [_num_samples(array) for array in arrays if array is not None]
     if len(set(lengths)) > 1:
         msg = f"Found input variables with inconsistent numbers of samples: {lengths!r}"
         raise ValueError(msg)
@@ -144,13 +228,29 @@ def _check_target_type(y_true: NDArray[Any]) -> None:
     raise ValueError(msg)
 
 
+def _checked_weights(sample_weight: Any, n_queries: int) -> NDArray[np.float64] | None:
+    """The weights, checked by numpy's own `np.average` over float64 per-query values, as scikit-learn averages.
+
+    So weights numpy cannot add (strings, None, arbitrary objects), of the wrong shape or summing to zero
+    raise numpy's exception and message.  A NaN or infinite sum gives NaN there and here (see `_score`).
+    """
+    if sample_weight is None:
+        return None
+    with np.errstate(invalid="ignore"):
+        mean = np.average(np.zeros(n_queries), weights=sample_weight)
+    if np.iscomplexobj(mean):
+        # scikit-learn returns the real part of a complex weighted mean: refused here rather than copied
+        msg = "sample_weight must be real numbers, got complex values."
+        raise TypeError(msg)
+    return np.asarray(sample_weight, dtype=np.float64)
+
+
 def _checked_inputs(
-    caller: str, y_true: ArrayLike, y_score: ArrayLike, sample_weight: ArrayLike | None
+    caller: str, y_true: ArrayLike, y_score: ArrayLike, sample_weight: ArrayLike | None, *, ignore_ties: bool
 ) -> tuple[NDArray[Any], NDArray[Any], NDArray[np.float64] | None]:
     true = _check_array(y_true)
     score = _check_array(y_score)
-    weights = _check_weights(sample_weight)
-    _check_consistent_length(true, score, weights)
+    _check_consistent_length(true, score, sample_weight)
     if caller == "ndcg_score":
         if true.min() < 0:
             msg = "ndcg_score should not be used on negative y_true values."
@@ -162,10 +262,10 @@ def _checked_inputs(
     if score.shape != true.shape:
         msg = f"y_true and y_score must have the same shape, got {true.shape} and {score.shape}."
         raise ValueError(msg)
-    if weights is not None and weights.ndim != 1:
-        msg = "Axis must be specified when shapes of a and weights differ."
-        raise TypeError(msg)
-    return true, score, weights
+    if score.dtype.kind == "b" and not ignore_ties:
+        # scikit-learn's tie averaging groups -y_score: numpy refuses to negate booleans (its TypeError)
+        np.negative(score)
+    return true, score, _checked_weights(sample_weight, true.shape[0])
 
 
 def _long_frame(y_true: NDArray[Any], y_score: NDArray[Any], weights: NDArray[np.float64] | None) -> pl.DataFrame:
@@ -194,14 +294,9 @@ def _score(
     sample_weight: ArrayLike | None,
     ignore_ties: bool,
 ) -> float:
-    true, score, weights = _checked_inputs(f"{metric}_score", y_true, y_score, sample_weight)
-    if weights is not None:
-        # numpy's own sum, so zero exactly when np.average's is (the plan's own sum may round differently)
-        weight_sum = weights.sum()
-        if weight_sum == 0:
-            raise ZeroDivisionError(ZERO_WEIGHTS_MESSAGE)
-        if not math.isfinite(weight_sum):
-            return math.nan  # numpy's weighted average with a NaN or infinite weight
+    true, score, weights = _checked_inputs(f"{metric}_score", y_true, y_score, sample_weight, ignore_ties=ignore_ties)
+    if weights is not None and not math.isfinite(weights.sum()):
+        return math.nan  # numpy's weighted average with a NaN or infinite weight (a zero sum raised above)
     metrics = rank_metrics(_long_frame(true, score, weights))
     options: dict[str, Any] = {
         "k": None if k is None else int(k),

@@ -101,8 +101,12 @@ def test_doc_ties_need_a_doc_column(frame: pl.DataFrame) -> None:
 @pytest.mark.parametrize(
     ("gain", "error", "message"),
     [
-        ("log", ValueError, "gain must be 'linear', 'exponential', or a mapping label -> gain; got 'log'."),
-        (3, TypeError, "gain must be 'linear', 'exponential', or a mapping label -> gain; got 3."),
+        (
+            "log",
+            ValueError,
+            "gain must be 'linear', 'exponential', a mapping label -> gain, or a sequence of gains; got 'log'.",
+        ),
+        (3, TypeError, "gain must be 'linear', 'exponential', a mapping label -> gain, or a sequence of gains; got 3."),
         ({}, ValueError, "gain mapping is empty."),
         ({0: 0.0, 1: float("nan")}, ValueError, "gain mapping gain must be a finite number, got nan (label 1)."),
     ],

@@ -7,6 +7,7 @@ no option reproduces it on tied scores; the last test shows that difference.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -92,3 +93,50 @@ def test_ranx_ignores_ties_so_row_order_changes_its_number() -> None:
     assert {round(a, 12), round(b, 12)} == orders
     averaged = first.rank_metrics.ndcg(doc="doc", qrels=qrels)["ndcg"].item()
     assert averaged == pytest.approx((a + b) / 2, abs=1e-12)
+
+
+def _differing_queries(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """random_case with one judged query dropped from the run and one unjudged query added to it."""
+    run, qrels = random_case(seed)
+    dropped = f"q{seed % 12}"
+    extra = pl.DataFrame({"query": ["extra", "extra"], "doc": ["d1", "d2"], "score": [1.0, 0.5]})
+    return pl.concat([run.filter(pl.col("query") != dropped), extra]), qrels
+
+
+def _ranx_dicts(run: pl.DataFrame, qrels: pl.DataFrame) -> tuple[Any, Any]:
+    run_dict: dict[str, dict[str, float]] = {}
+    for query, doc, score in run.iter_rows():
+        run_dict.setdefault(query, {})[doc] = score
+    qrels_dict: dict[str, dict[str, int]] = {}
+    for query, doc, level in qrels.iter_rows():
+        qrels_dict.setdefault(query, {})[doc] = level
+    return ranx.Run(run_dict), ranx.Qrels(qrels_dict)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranx_make_comparable_is_missing_queries_zero(seed: int) -> None:
+    # ranx refuses run and qrels over different queries unless make_comparable=True, which scores a judged
+    # query missing from the run 0 and drops run queries without judgments: missing_queries="zero"
+    run, qrels = _differing_queries(seed)
+    metrics = ["ndcg", "ndcg@3", "ndcg_burges@5", "mrr", "mrr@3"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba type-safety warnings inside ranx
+        with pytest.raises(AssertionError, match="make_comparable=True"):
+            ranx.evaluate(*reversed(_ranx_dicts(run, qrels)), metrics)
+        expected = ranx.evaluate(*reversed(_ranx_dicts(run, qrels)), metrics, make_comparable=True)
+    options: dict[str, Any] = {"doc": "doc", "ties": "input", "qrels": qrels}
+    for missing, matches in (("zero", True), ("skip", False)):
+        linear = run.rank_metrics.ndcg_mean(k=[None, 3], missing_queries=missing, **options)
+        exponential = run.rank_metrics.ndcg_mean(k=5, gain="exponential", missing_queries=missing, **options)
+        rr = run.rank_metrics.reciprocal_rank_mean(k=[None, 3], missing_queries=missing, **options)
+        ours = {
+            "ndcg": linear.item(0, "ndcg"),
+            "ndcg@3": linear.item(0, "ndcg@3"),
+            "ndcg_burges@5": exponential.item(0, "ndcg@5"),
+            "mrr": rr.item(0, "reciprocal_rank"),
+            "mrr@3": rr.item(0, "reciprocal_rank@3"),
+        }
+        if matches:
+            assert ours == pytest.approx({name: float(value) for name, value in expected.items()}, rel=1e-12, abs=1e-12)
+        else:
+            assert ours["ndcg"] != pytest.approx(float(expected["ndcg"]), rel=1e-6)

@@ -7,8 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import polars as pl
 import pytest
+import scipy.sparse
 import sklearn.metrics
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -261,6 +263,121 @@ def test_errors_match_sklearn(name: str, args: tuple[Any, ...], kwargs: dict[str
     for builtin in (ValueError, TypeError, ZeroDivisionError):
         assert isinstance(ours.value, builtin) == isinstance(theirs.value, builtin)
     assert str(ours.value) == str(theirs.value)
+
+
+# --- hostile inputs: pandas nullable data, scipy sparse, boolean scores, non-numeric weights ----------------
+# Each call goes to scikit-learn and to the drop-in: both raise the same exception type and message, or both
+# return the same number (a nullable frame without pd.NA, a boolean score without ties under ignore_ties).
+
+Y2 = [[3, 0, 1], [0, 2, 1]]
+S2 = [[0.1, 0.5, 0.9], [0.3, 0.2, 0.1]]
+
+
+def _nullable(dtype: str, rows: list[list[Any]]) -> pd.DataFrame:
+    return pd.DataFrame({f"c{j}": pd.array([row[j] for row in rows], dtype=dtype) for j in range(len(rows[0]))})
+
+
+HOSTILE: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+    # pandas nullable arrays holding pd.NA (scikit-learn turns them into float64 NaN first)
+    ("Int64-NA-y_true", (_nullable("Int64", [[3, pd.NA, 1], [0, 2, 1]]), S2), {}),
+    ("Float64-NA-y_true", (_nullable("Float64", [[3.0, 0.0, pd.NA], [0.0, 2.0, 1.0]]), S2), {}),
+    ("Float64-NA-y_score", (Y2, _nullable("Float64", [[0.1, pd.NA, 0.9], [0.3, 0.2, 0.1]])), {}),
+    ("boolean-NA-y_score", (Y2, _nullable("boolean", [[True, pd.NA, False], [True, False, True]])), {}),
+    ("Int64-NA-series", (pd.Series(pd.array([3, pd.NA, 1], dtype="Int64")), [0.1, 0.5, 0.9]), {}),
+    ("Int64-NA-array", (pd.array([3, pd.NA, 1], dtype="Int64"), [0.1, 0.5, 0.9]), {}),
+    ("Int64-NA-after-length", (_nullable("Int64", [[3, pd.NA, 1], [0, 2, 1]]), S2[:1]), {}),
+    ("object-ndarray-with-NA", (np.array([[3, pd.NA, 1], [0, 2, 1]], dtype=object), S2), {}),
+    ("list-with-NA", ([[3, pd.NA, 1], [0, 2, 1]], S2), {}),
+    ("object-frame-with-None", (pd.DataFrame([[3, None, 1], [0, 2, 1]], dtype=object), S2), {}),
+    ("Int64-no-NA", (_nullable("Int64", Y2), S2), {}),
+    ("Float64-no-NA-y_score", (Y2, _nullable("Float64", S2)), {}),
+    ("boolean-no-NA-y_score", (Y2, _nullable("boolean", [[True, False, True], [False, False, True]])), {}),
+    (
+        "mixed-nullable-and-numpy",
+        (pd.DataFrame({"a": pd.array([3, 0], dtype="Int64"), "b": [0.0, 2.0]}), [[0.1, 0.5], [0.3, 0.2]]),
+        {},
+    ),
+    # scipy sparse input is not an array-like for scikit-learn's parameter check
+    ("csr-matrix-y_true", (scipy.sparse.csr_matrix(Y2), S2), {}),
+    ("csr-array-y_score", (Y2, scipy.sparse.csr_array(S2)), {}),
+    ("coo-y_score", (Y2, scipy.sparse.coo_matrix(S2)), {}),
+    ("csr-sample_weight", (Y2, S2), {"sample_weight": scipy.sparse.csr_matrix([[1.0, 2.0]])}),
+    ("pandas-all-sparse-y_true", (pd.DataFrame(Y2).astype(pd.SparseDtype("int64", 0)), S2), {}),
+    ("pandas-partly-sparse-y_score", (Y2, pd.DataFrame(S2).astype({0: pd.SparseDtype("float64", 0.0)})), {}),
+    ("sparse-y_true-before-k", (scipy.sparse.csr_matrix(Y2), S2), {"k": 0}),
+    # boolean y_score: scikit-learn's tie averaging negates it, which numpy refuses
+    ("bool-y_score", (Y2, np.array([[True, False, True], [False, True, True]])), {}),
+    ("numpy-bool-frame-y_score", (Y2, pd.DataFrame([[True, False, True], [False, True, True]])), {}),
+    (
+        "bool-y_score-with-bad-weights",
+        (Y2, np.array([[True, False, True], [False, True, True]])),
+        {"sample_weight": ["a", "b"]},
+    ),
+    ("bool-y_score-ignore_ties", ([[3, 0], [0, 2]], np.array([[True, False], [False, True]])), {"ignore_ties": True}),
+    ("bool-y_true", (np.array([[True, False, True], [False, True, False]]), S2), {}),
+    # non-numeric sample_weight: numpy's np.average decides
+    ("weights-str", (Y2, S2), {"sample_weight": ["a", "b"]}),
+    ("weights-numeric-str", (Y2, S2), {"sample_weight": ["1", "2"]}),
+    ("weights-bytes-array", (Y2, S2), {"sample_weight": np.array([b"1", b"2"])}),
+    ("weights-None-entry", (Y2, S2), {"sample_weight": [1.0, None]}),
+    ("weights-objects", (Y2, S2), {"sample_weight": np.array([object(), 1], dtype=object)}),
+    ("weights-dict", (Y2, S2), {"sample_weight": {"a": 1.0, "b": 2.0}}),
+    ("weights-str-series", (Y2, S2), {"sample_weight": pd.Series(["1", "2"], dtype="string")}),
+    ("weights-str-wrong-length", (Y2, S2), {"sample_weight": ["a", "b", "c"]}),
+    ("weights-Float64-NA", (Y2, S2), {"sample_weight": pd.array([1.0, pd.NA], dtype="Float64")}),
+    ("weights-Int64", (Y2, S2), {"sample_weight": pd.array([1, 3], dtype="Int64")}),
+    ("weights-bool", (Y2, S2), {"sample_weight": [True, False]}),
+    ("weights-zero-bool", (Y2, S2), {"sample_weight": [False, False]}),
+]
+
+
+def _outcome(function: Callable[..., float], args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+    """The returned float, or (exception type name, ValueError?, TypeError?, ZeroDivisionError?, message)."""
+    try:
+        with np.errstate(all="ignore"):
+            return function(*args, **kwargs)
+    except Exception as error:  # the oracle decides the type
+        kinds = tuple(isinstance(error, builtin) for builtin in (ValueError, TypeError, ZeroDivisionError))
+        return (type(error).__name__, *kinds, str(error))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:pandas.DataFrame with sparse columns:UserWarning")
+@pytest.mark.parametrize("name", ["ndcg_score", "dcg_score"])
+@pytest.mark.parametrize(("args", "kwargs"), [case[1:] for case in HOSTILE], ids=[case[0] for case in HOSTILE])
+def test_hostile_inputs_match_sklearn(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    theirs = _outcome(getattr(sklearn.metrics, name), args, kwargs)
+    ours = _outcome(getattr(dropin, name), args, kwargs)
+    if isinstance(theirs, float):
+        assert isinstance(ours, float), ours
+        assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-12, nan_ok=True)
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("module", [sklearn.metrics, dropin], ids=["sklearn", "dropin"])
+def test_a_partly_sparse_frame_warns_and_is_densified(module: Any) -> None:
+    scores = pd.DataFrame(S2).astype({0: pd.SparseDtype("float64", 0.0)})
+    with pytest.warns(UserWarning, match=r"^pandas\.DataFrame with sparse columns found\.It will be converted"):
+        assert module.ndcg_score(Y2, scores) == pytest.approx(sklearn.metrics.ndcg_score(Y2, S2), rel=1e-12)
+
+
+def test_complex_weights_are_refused() -> None:
+    # scikit-learn returns the real part of a complex weighted mean (numpy's ComplexWarning aside); refused here
+    arguments = (Y2, S2)
+    with pytest.warns(Warning):
+        assert isinstance(sklearn.metrics.ndcg_score(*arguments, sample_weight=[1 + 1j, 2]), float)
+    with pytest.raises(TypeError, match=r"^sample_weight must be real numbers, got complex values\.$"):
+        dropin.ndcg_score(*arguments, sample_weight=[1 + 1j, 2])
+
+
+def test_a_list_holding_none_is_refused() -> None:
+    # scikit-learn keeps such a list as an object array and fails comparing None later (a TypeError whose
+    # text depends on where); here None is missing data: the NaN error
+    with pytest.raises(TypeError, match="NoneType"):
+        sklearn.metrics.ndcg_score([[3, None, 1], [0, 2, 1]], S2)
+    with pytest.raises(ValueError, match=r"^Input contains NaN\.$"):
+        dropin.ndcg_score([[3, None, 1], [0, 2, 1]], S2)
 
 
 def test_invalid_parameter_error_is_a_value_and_type_error() -> None:

@@ -6,10 +6,7 @@ LODESTAR_REQUIRE_SPARK=1, which turns that skip into a failure so CI cannot pass
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
-import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -19,9 +16,9 @@ import pyarrow as pa
 import pytest
 from polars.testing import assert_frame_equal
 
-from lodestar_polars import rank_metrics
+from lodestar_polars import _spec, rank_metrics
 from lodestar_polars import spark as lodestar_spark
-from lodestar_polars._options import make_options
+from tests.spark_support import spark_session, spark_unavailable
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkDataFrame
@@ -36,40 +33,12 @@ def _skip_or_fail(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _spark_unavailable() -> str | None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return "pyspark is not installed (pip install 'lodestar-polars[spark]')"
-    if importlib.util.find_spec("pandas") is None:
-        return "pandas is not installed, and pyspark's mapInArrow requires it (pip install 'pyspark[sql]')"
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        return "no Java runtime for Spark (java is not on PATH and JAVA_HOME is unset)"
-    return None
-
-
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    reason = _spark_unavailable()
+    reason = spark_unavailable()
     if reason is not None:
         _skip_or_fail(reason)
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("lodestar-polars tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+    yield spark_session()
 
 
 def _ragged_judgments(seed: int, queries: int = 300) -> pl.DataFrame:
@@ -171,21 +140,33 @@ def test_a_partition_restores_input_order_for_the_order_reading_tie_modes() -> N
 
     frame = pl.DataFrame({"query": [1, 1, 1, 1], "relevance": [0, 0, 1, 0], "score": [0.5, 0.5, 0.5, 0.5]})
     expected = rank_metrics(frame).reciprocal_rank(ties="input")
-    options = make_options(
+    spec = _spec.threshold_spec(
+        "rr",
         "reciprocal_rank",
         query="query",
         relevance="relevance",
         score="score",
         doc=None,
+        by=None,
         k=None,
         ties="input",
-        gain="linear",
+        threshold=0.0,
         weight=None,
+        no_relevant=0.0,
+        missing_queries="skip",
     )
-    evaluate = lodestar_spark._evaluate_partition(options, frame.columns, expected.to_arrow().schema)
-    delivered = frame.with_row_index(lodestar_spark.ROW_ORDER).reverse().to_arrow().to_batches(max_chunksize=1)
+    shipping = lodestar_spark._Shipping.of(spec, judged=False)
+    shipped = frame.select(pl.col(name).alias(generated) for name, generated in shipping.run.items())
+    flagged_schema = (
+        expected.with_columns(pl.lit(True).alias("__lodestar_scored"), pl.lit(False).alias("__lodestar_unjudged"))
+        .to_arrow()
+        .schema
+    )
+    evaluate = lodestar_spark._evaluate_partition(spec, shipping, False, None, flagged_schema)
+    delivered = shipped.with_row_index(lodestar_spark.ROW_ORDER).reverse().to_arrow().to_batches(max_chunksize=1)
     got = pl.from_arrow(pa.Table.from_batches(list(evaluate(iter(delivered)))))
     assert isinstance(got, pl.DataFrame)
+    got = got.drop("__lodestar_scored", "__lodestar_unjudged")
     assert got["reciprocal_rank"].to_list() == [1 / 3]
     assert_frame_equal(got, expected)
 

@@ -453,6 +453,70 @@ class TestReaderErrors:
             plan.collect()
 
 
+class TestEncodingAndOverflow:
+    @pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+    @pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+    @pytest.mark.parametrize("kind", ["run", "qrels"])
+    def test_a_non_utf8_line_is_named(self, tmp_path: Path, kind: str, engine: str, compress: bool) -> None:
+        good, bad = (
+            (b"1 Q0 d1 1 0.9 t\n", b"1 Q0 d\xe92 2 0.7 t\n") if kind == "run" else (b"1 0 d1 1\n", b"1 0 d\xe92 0\n")
+        )
+        content = good + b"\n" + good.replace(b"d1", b"d0") + bad + good.replace(b"d1", b"d3")
+        path = tmp_path / (f"{kind}.gz" if compress else f"{kind}.txt")
+        path.write_bytes(gzip.compress(content) if compress else content)
+        reader = scan_trec_run if kind == "run" else scan_trec_qrels
+        with pytest.raises(ValueError, match=_error_message(path, 4)) as error:
+            reader(path).collect(engine=engine)  # type: ignore[call-overload]  # a valid literal
+        assert f"malformed TREC {kind} line" in str(error.value)
+        offset = bad.index(0xE9) + 1  # 1-based
+        assert f"not UTF-8 text (byte 0xe9 at byte {offset} of the line)" in str(error.value)
+        assert repr(bad.rstrip(b"\n")) in str(error.value)
+
+    @pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+    def test_the_first_bad_line_wins_whether_encoding_or_fields(self, tmp_path: Path, engine: str) -> None:
+        lines = [f"{i // 100} Q0 d{i} {i} {1 / (i + 1)} t".encode() for i in range(200_000)]
+        lines[120_000] = b"1 Q0 d 1 x t"  # a bad score before the bad byte: named first
+        lines[160_000] = b"1 Q0 d\xff 1 0.5 t"
+        path = tmp_path / "run.gz"
+        path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+        with pytest.raises(ValueError, match=_error_message(path, 120_001) + ".*score field 'x'"):
+            scan_trec_run(path).collect(engine=engine)  # type: ignore[call-overload]  # a valid literal
+        lines[120_000] = b"1 Q0 d 1 0.5 t"
+        lines[180_000] = b"oops"  # a bad line after the bad byte: the byte is named
+        path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+        with pytest.raises(ValueError, match=_error_message(path, 160_001) + ".*not UTF-8 text \\(byte 0xff"):
+            scan_trec_run(path).collect(engine=engine)  # type: ignore[call-overload]  # a valid literal
+
+    def test_valid_utf8_is_read_as_text(self, tmp_path: Path) -> None:
+        path = tmp_path / "qrels.txt"
+        path.write_text("1 0 d\u00e9\ufffd 1\n", encoding="utf-8")  # U+FFFD itself is valid text
+        assert scan_trec_qrels(path).collect()["doc"].to_list() == ["d\u00e9\ufffd"]
+
+    @pytest.mark.parametrize(
+        ("kind", "line", "field"),
+        [
+            ("qrels", "1 0 d1 9223372036854775808", "relevance"),
+            ("qrels", "1 0 d1 -9223372036854775809", "relevance"),
+            ("qrels", "1 0 d1 99999999999999999999999", "relevance"),
+            ("run", "1 Q0 d1 9223372036854775808 0.5 t", "rank"),
+        ],
+    )
+    def test_an_integer_too_large_for_int64_says_so(self, tmp_path: Path, kind: str, line: str, field: str) -> None:
+        path = tmp_path / f"{kind}.txt"
+        path.write_text(f"{line}\n")
+        reader = scan_trec_run if kind == "run" else scan_trec_qrels
+        value = line.split()[3]
+        bounds = "(range -9223372036854775808 to 9223372036854775807)"
+        expected = f"{field} field '{value}' is an integer too large for Int64 {bounds}"
+        with pytest.raises(ValueError, match=_error_message(path, 1) + ".*" + re.escape(expected)):
+            reader(path).collect()
+
+    def test_the_largest_int64_is_read(self, tmp_path: Path) -> None:
+        path = tmp_path / "qrels.txt"
+        path.write_text("1 0 d1 9223372036854775807\n1 0 d2 -9223372036854775808\n")
+        assert scan_trec_qrels(path).collect()["relevance"].to_list() == [2**63 - 1, -(2**63)]
+
+
 class TestQrelsErrors:
     def test_duplicated_judgment(self) -> None:
         run = pl.DataFrame({"query": ["1", "1"], "doc": ["a", "b"], "score": [1.0, 0.5]})

@@ -1,0 +1,246 @@
+"""The weighted mean of per-query metrics and its errors: one home, used by the plan, `mean`, Spark and the
+scikit-learn drop-ins.
+
+mean = sum(w * m) / sum(w) over the queries whose metric is not null, per `by` group.  The sums are
+aggregations any engine can compute (Polars here, Spark in `spark.py`); `finish_means` turns them into the
+mean frame and raises the two errors of a mean (no query to average, weights summing to zero), plus a
+third that scikit-learn leaves as NaN: sums that overflow Float64.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import polars as pl
+
+from ._checks import DataCheck, apply_checks, describe, message
+from ._spec import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
+
+QUERIES = "__lodestar_queries"
+UNJUDGED = "__lodestar_queries_without_judgments"
+_NO_QUERIES = "__lodestar_no_queries"
+_ZERO_WEIGHT = "__lodestar_zero_weight"
+_NOT_FINITE = "__lodestar_mean_not_finite"
+
+# the metric columns the package writes: ndcg, ndcg@10, p@5, reciprocal_rank@3, ...
+_METRIC_NAME = re.compile(
+    r"^(ndcg|dcg|rr|p|r|ap|success|reciprocal_rank|precision|recall|average_precision)(@\d+)?$", re.IGNORECASE
+)
+
+
+def weighted_sum(index: int) -> str:
+    return f"__lodestar_weighted_sum_{index}"
+
+
+def weight_sum(index: int) -> str:
+    return f"__lodestar_weight_sum_{index}"
+
+
+def sum_aggregations(metrics: Sequence[str], weight: pl.Expr, scored: pl.Expr) -> list[pl.Expr]:
+    """Per group: sum(w * m) and sum(w) over the scored queries whose metric is not null, for each metric;
+    and the number of queries that entered the first metric's mean."""
+    aggregations: list[pl.Expr] = []
+    for index, metric in enumerate(metrics):
+        entered = scored & pl.col(metric).is_not_null()
+        aggregations.append((weight * pl.col(metric)).filter(entered).sum().alias(weighted_sum(index)))
+        aggregations.append(weight.filter(entered).sum().cast(pl.Float64).alias(weight_sum(index)))
+    first_entered = scored & pl.col(metrics[0]).is_not_null()
+    aggregations.append(first_entered.sum().cast(pl.UInt32).alias(QUERIES))
+    return aggregations
+
+
+def describe_group(names: Sequence[str]) -> Callable[[dict[str, object]], str]:
+    """`model='bm25', locale='fr'` from the internal key struct of a group (keys in the order of `names`)."""
+
+    def where(keys: dict[str, object]) -> str:
+        values = list(keys.values())
+        return ", ".join(f"{name}={describe(value)}" for name, value in zip(names, values, strict=False))
+
+    return where
+
+
+def finish_means(
+    sums: pl.LazyFrame,
+    group_keys: Sequence[str],
+    group_names: Sequence[str],
+    metrics: Sequence[str],
+    weight_name: str | None,
+    with_unjudged: bool,
+) -> pl.LazyFrame:
+    """The mean frame from the per-group sums: the group columns (renamed to `group_names`), one mean per
+    metric, `queries`, `weight_sum` (and `queries_without_judgments`), sorted by group; checked."""
+    means = [(pl.col(weighted_sum(i)) / pl.col(weight_sum(i))).alias(metric) for i, metric in enumerate(metrics)]
+    finite = pl.all_horizontal(
+        *(pl.col(metric).is_finite() | pl.col(weight_sum(i)).eq(0) for i, metric in enumerate(metrics)),
+        *(pl.col(weight_sum(i)).is_finite() for i in range(len(metrics))),
+    )
+    zero_weight = pl.any_horizontal(*(pl.col(weight_sum(i)) == 0 for i in range(len(metrics))))
+    frame = sums.with_columns(means).with_columns(
+        (pl.col(QUERIES) == 0).cast(pl.UInt32).alias(_NO_QUERIES),
+        ((pl.col(QUERIES) > 0) & zero_weight).cast(pl.UInt32).alias(_ZERO_WEIGHT),
+        ((pl.col(QUERIES) > 0) & ~zero_weight & ~finite).cast(pl.UInt32).alias(_NOT_FINITE),
+    )
+    if group_keys:
+        frame = frame.sort(group_keys, nulls_last=True)
+        no_query = message(
+            ValueError,
+            "no query to average in group {query}: every query's metric is null (or, with qrels, no query of the "
+            "group was judged).",
+        )
+    else:
+        no_query = message(ValueError, NO_QUERY_MESSAGE)
+    overflow = (
+        f"the sums of weight x metric or of the weights ({weight_name!r}) overflow Float64"
+        if weight_name is not None
+        else "the sum of the metric values overflows Float64"
+    )
+    checks = [
+        DataCheck(_NO_QUERIES, pl.lit(0), no_query),
+        DataCheck(_ZERO_WEIGHT, pl.lit(0), message(ZeroDivisionError, ZERO_WEIGHTS_MESSAGE)),
+        DataCheck(
+            _NOT_FINITE,
+            pl.lit(0),
+            message(ValueError, f"a mean is not finite{{query}}: {overflow}."),
+        ),
+    ]
+    if group_keys:
+        checks[2] = DataCheck(
+            _NOT_FINITE, pl.lit(0), message(ValueError, f"a mean is not finite in group {{query}}: {overflow}.")
+        )
+    output = [*group_keys, *metrics, QUERIES, weight_sum(0), *([UNJUDGED] if with_unjudged else [])]
+    checked = apply_checks(frame, describe_group(group_names), group_keys, output, checks)
+    renames = [pl.col(key).alias(name) for key, name in zip(group_keys, group_names, strict=True)]
+    renames += [pl.col(metric) for metric in metrics]
+    renames += [pl.col(QUERIES).alias("queries"), pl.col(weight_sum(0)).alias("weight_sum")]
+    if with_unjudged:
+        renames.append(pl.col(UNJUDGED).cast(pl.UInt32).alias("queries_without_judgments"))
+    return checked.select(renames)
+
+
+def means(
+    per_query: pl.LazyFrame,
+    group_keys: Sequence[str],
+    group_names: Sequence[str],
+    metrics: Sequence[str],
+    weight: str | None,
+    weight_name: str | None,
+    scored: pl.Expr,
+    unjudged: pl.Expr | None = None,
+) -> pl.LazyFrame:
+    """The mean frame of a per-query frame (columns under internal or user names, as given)."""
+    weight_expr = pl.col(weight) if weight is not None else pl.lit(1.0)
+    aggregations = sum_aggregations(metrics, weight_expr, scored)
+    if unjudged is not None:
+        aggregations.append(unjudged.sum().cast(pl.UInt32).alias(UNJUDGED))
+    sums = per_query.group_by(group_keys).agg(aggregations) if group_keys else per_query.select(aggregations)
+    return finish_means(sums, group_keys, group_names, metrics, weight_name, unjudged is not None)
+
+
+def _as_names(argument: str, value: str | Sequence[str] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Sequence) and all(isinstance(name, str) for name in value):
+        return list(value)
+    msg = f"`{argument}` must be a column name (str), a list of them, or None; got {value!r}."
+    raise TypeError(msg)
+
+
+def mean(
+    per_query: pl.DataFrame | pl.LazyFrame,
+    *,
+    by: str | Sequence[str] | None = None,
+    weight: str | None = None,
+    metrics: str | Sequence[str] | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
+    """The weighted mean of a per-query frame: what the `*_mean` methods return, from their per-query frame.
+
+    Computing the per-query frame once and its mean from it reads the data once.
+
+    Parameters
+    ----------
+    per_query
+        One row per query (per `by` group and query), as the per-query methods return it.
+    by
+        Group columns: one mean row per group, sorted by them.  None: one row.
+    weight
+        The weight column; None for the plain mean.
+    metrics
+        The metric columns to average; None: every column named like a metric (`ndcg`, `ndcg@10`, `p@5`,
+        `reciprocal_rank@3`, ...).
+
+    Returns
+    -------
+    DataFrame or LazyFrame (as given)
+        The `by` columns, one mean per metric, `queries` (the queries that entered the first metric's mean)
+        and `weight_sum` (their weight).  A mean is sum(weight * metric) / sum(weight) over the queries whose
+        metric is not null.
+
+    Raises
+    ------
+    ValueError
+        No query to average (naming the group), or sums that overflow Float64.
+    ZeroDivisionError
+        Weights summing to zero.
+
+    Examples
+    --------
+    >>> import lodestar_polars
+    >>> df = pl.DataFrame(
+    ...     {"query": [1, 1, 2, 2], "relevance": [1, 0, 0, 1], "score": [0.9, 0.1, 0.9, 0.1], "w": [1.0, 1.0, 3.0, 3.0]}
+    ... )
+    >>> per_query = df.rank_metrics.ndcg(weight="w")
+    >>> lodestar_polars.mean(per_query, weight="w")
+    shape: (1, 3)
+    ┌──────────┬─────────┬────────────┐
+    │ ndcg     ┆ queries ┆ weight_sum │
+    │ ---      ┆ ---     ┆ ---        │
+    │ f64      ┆ u32     ┆ f64        │
+    ╞══════════╪═════════╪════════════╡
+    │ 0.723197 ┆ 2       ┆ 4.0        │
+    └──────────┴─────────┴────────────┘
+    """
+    if not isinstance(per_query, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"mean() takes a polars DataFrame or LazyFrame, got {type(per_query).__name__}."
+        raise TypeError(msg)
+    schema = per_query.collect_schema()
+    groups = _as_names("by", by)
+    weights = _as_names("weight", weight)
+    if len(weights) > 1:
+        msg = f"`weight` names one column, got {weight!r}."
+        raise TypeError(msg)
+    if metrics is None:
+        chosen = [name for name in schema.names() if _METRIC_NAME.match(name) and name not in groups]
+        if not chosen:
+            msg = f"no metric column found (columns named like ndcg@10, p@5, ap...); columns: {schema.names()}."
+            raise ValueError(msg)
+    else:
+        chosen = _as_names("metrics", metrics)
+    for role, names in (("by", groups), ("weight", weights), ("metric", chosen)):
+        for name in names:
+            if name not in schema:
+                msg = f"{role} column {name!r} not found in the per-query frame; its columns are: {schema.names()}."
+                raise pl.exceptions.ColumnNotFoundError(msg)
+    for name in [*chosen, *weights]:
+        if not schema[name].is_numeric():
+            msg = f"column {name!r} must be numeric to be averaged, got dtype {schema[name]}."
+            raise pl.exceptions.SchemaError(msg)
+    keys = [f"__lodestar_group_{i}" for i in range(len(groups))]
+    internal = [f"__lodestar_metric_{i}" for i in range(len(chosen))]
+    columns = [pl.col(name).alias(key) for name, key in zip(groups, keys, strict=True)]
+    columns += [pl.col(name).cast(pl.Float64).alias(key) for name, key in zip(chosen, internal, strict=True)]
+    if weights:
+        columns.append(pl.col(weights[0]).cast(pl.Float64).alias("__lodestar_weight"))
+    frame = per_query.lazy().select(columns)
+    result = means(
+        frame,
+        keys,
+        groups,
+        internal,
+        "__lodestar_weight" if weights else None,
+        weights[0] if weights else None,
+        pl.lit(True),
+    ).rename(dict(zip(internal, chosen, strict=True)))
+    return result.collect() if isinstance(per_query, pl.DataFrame) else result

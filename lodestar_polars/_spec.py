@@ -1,0 +1,598 @@
+"""Argument checking: the keyword arguments of every entry point become one frozen `Spec`.
+
+Everything that can be checked without reading the data is checked here, when the method is called, so a
+LazyFrame pipeline fails at the line that built it.  Checks that need the data are declared next to their
+counters in `_plan.py`.  A `Spec` holds settings only; data (the judgments) travels beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Literal, TypeAlias
+
+import numpy as np
+import polars as pl
+
+Ties: TypeAlias = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
+GainName: TypeAlias = Literal["linear", "exponential"]
+Gain: TypeAlias = GainName | Mapping[float, float] | Sequence[float]
+NoRelevant: TypeAlias = float | Literal["error"] | None
+Cutoffs: TypeAlias = int | Sequence[int | None] | None
+MissingQueries: TypeAlias = Literal["skip", "zero"]
+IntoColumn: TypeAlias = str | pl.Expr
+Keys: TypeAlias = str | Sequence[str]
+Kind: TypeAlias = Literal["ndcg", "dcg", "rr", "p", "r", "ap", "success"]
+
+TIES: tuple[str, ...] = ("average", "reverse", "input", "doc", "optimistic", "pessimistic")
+GAINS: tuple[str, ...] = ("linear", "exponential")
+MISSING_QUERIES: tuple[str, ...] = ("skip", "zero")
+
+# measure kinds that use the gain, that divide by something that can be 0 (no_relevant), that use threshold
+GAIN_KINDS: frozenset[str] = frozenset({"ndcg", "dcg"})
+NORMALISED_KINDS: frozenset[str] = frozenset({"ndcg", "r", "ap"})
+THRESHOLD_KINDS: frozenset[str] = frozenset({"rr", "p", "r", "ap", "success"})
+
+# evaluate()'s measure names (lower-cased) -> kind; the canonical output name is the kind itself
+MEASURE_NAMES: dict[str, Kind] = {
+    "ndcg": "ndcg",
+    "dcg": "dcg",
+    "rr": "rr",
+    "mrr": "rr",
+    "recip_rank": "rr",
+    "reciprocal_rank": "rr",
+    "p": "p",
+    "precision": "p",
+    "r": "r",
+    "recall": "r",
+    "ap": "ap",
+    "map": "ap",
+    "average_precision": "ap",
+    "success": "success",
+    "hit_rate": "success",
+}
+CANONICAL_MEASURES = ("ndcg", "dcg", "rr", "p", "r", "ap", "success")
+
+NO_QUERY_MESSAGE = "no query to average: the frame has no query (or every query's metric is null)."
+ZERO_WEIGHTS_MESSAGE = "Weights sum to zero, can't be normalized"  # scikit-learn's (np.average's) words
+SUMMARY_COLUMNS = ("queries", "weight_sum", "queries_without_judgments")
+
+
+@dataclass(frozen=True, eq=False)
+class Column:
+    """A value the plan reads from each row: a column name or an elementwise expression, and its display name."""
+
+    expr: pl.Expr
+    name: str
+    is_name: bool
+
+
+@dataclass(frozen=True)
+class Measure:
+    kind: Kind
+    cutoff: int | None
+    column: str
+
+
+@dataclass(frozen=True, eq=False)
+class Spec:
+    """The validated options the plan builder reads."""
+
+    measures: tuple[Measure, ...]
+    by: tuple[str, ...]
+    query: tuple[str, ...]
+    doc: tuple[str, ...]
+    relevance: Column
+    score: Column
+    weight: Column | None
+    ties: Ties
+    gain: GainName | tuple[tuple[float, float], ...]
+    no_relevant: float | Literal["error"] | None
+    log_base: float
+    threshold: float
+    missing_queries: MissingQueries
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The columns a per-query row is identified by: the by columns, then the query columns."""
+        return (*self.by, *self.query)
+
+    @property
+    def metric_columns(self) -> list[str]:
+        return [m.column for m in self.measures]
+
+    def uses(self, *kinds: str) -> bool:
+        return any(m.kind in kinds for m in self.measures)
+
+
+def _names(argument: str, value: object, *, optional: bool) -> tuple[str, ...]:
+    if value is None and optional:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)) and value:
+        names = tuple(value)
+        if all(isinstance(name, str) for name in names):
+            repeated = sorted({name for name in names if names.count(name) > 1})
+            if repeated:
+                msg = f"`{argument}` lists column {repeated[0]!r} twice."
+                raise ValueError(msg)
+            return names
+    kinds = "a column name (str) or a non-empty list of them" + (", or None" if optional else "")
+    msg = f"`{argument}` must be {kinds}, got {value!r}."
+    raise TypeError(msg)
+
+
+def _column(argument: str, value: object, *, optional: bool = False) -> Column | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        return Column(pl.col(value), value, is_name=True)
+    if isinstance(value, pl.Expr):
+        if value.meta.has_multiple_outputs():
+            msg = f"`{argument}` must be an expression with one output, got {value}."
+            raise ValueError(msg)
+        name = value.meta.output_name(raise_if_undetermined=False) or str(value)
+        return Column(value, name, is_name=False)
+    kinds = "a column name (str) or a polars expression" + (", or None" if optional else "")
+    msg = f"`{argument}` must be {kinds}, got {value!r}."
+    raise TypeError(msg)
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_cutoff(value: object) -> int | None:
+    if value is None:
+        return None
+    if not _is_int(value):
+        msg = f"k must be a positive int, None, or a list of them; got {value!r} ({type(value).__name__})."
+        raise TypeError(msg)
+    cutoff = int(str(value)) if not isinstance(value, int) else value  # numpy integers too
+    if cutoff < 1:
+        msg = f"k must be at least 1, got {cutoff}."
+        raise ValueError(msg)
+    return cutoff
+
+
+def check_cutoffs(k: object) -> tuple[int | None, ...]:
+    if isinstance(k, (list, tuple)):
+        if not k:
+            msg = "k must not be an empty list."
+            raise ValueError(msg)
+        cutoffs = tuple(_check_cutoff(value) for value in k)
+        repeated = sorted({str(v) for v in cutoffs if cutoffs.count(v) > 1})
+        if repeated:
+            msg = f"k lists the same cut-off more than once: {', '.join(repeated)}."
+            raise ValueError(msg)
+        return cutoffs
+    return (_check_cutoff(k),)
+
+
+def check_single_cutoff(metric: str, k: object) -> None:
+    """The `*_score` forms return one number, so they take one cut-off."""
+    if isinstance(k, (list, tuple)):
+        msg = f"{metric}_score returns one number: give k as one int or None, not {k!r}."
+        raise TypeError(msg)
+
+
+_GAIN_KINDS_MESSAGE = "gain must be 'linear', 'exponential', a mapping label -> gain, or a sequence of gains"
+
+
+def _check_gain(gain: object, *, allow_negative: bool) -> GainName | tuple[tuple[float, float], ...]:
+    if isinstance(gain, str):
+        if gain not in GAINS:
+            msg = f"{_GAIN_KINDS_MESSAGE}; got {gain!r}."
+            raise ValueError(msg)
+        return "linear" if gain == "linear" else "exponential"
+    if isinstance(gain, Mapping):
+        pairs = list(gain.items())
+    elif (isinstance(gain, Sequence) and not isinstance(gain, (bytes, bytearray))) or (
+        isinstance(gain, np.ndarray) and gain.ndim == 1
+    ):
+        pairs = list(enumerate(gain))
+    else:
+        msg = f"{_GAIN_KINDS_MESSAGE}; got {gain!r}."
+        raise TypeError(msg)
+    if not pairs:
+        msg = "gain mapping is empty."
+        raise ValueError(msg)
+    checked: list[tuple[float, float]] = []
+    for label, value in pairs:
+        for what, number in (("label", label), ("gain", value)):
+            if not _is_real(number) or not math.isfinite(float(number)):
+                msg = f"gain mapping {what} must be a finite number, got {number!r} (label {label!r})."
+                raise ValueError(msg)
+        if float(value) < 0 and not allow_negative:
+            msg = (
+                f"gain mapping gives label {label!r} the negative gain {value!r}: NDCG is only bounded for "
+                "non-negative gains (dcg accepts them)."
+            )
+            raise ValueError(msg)
+        checked.append((float(label), float(value)))
+    labels = [label for label, _ in checked]
+    if len(set(labels)) < len(labels):
+        msg = f"gain mapping lists a label twice: {sorted(labels)}."
+        raise ValueError(msg)
+    return tuple(checked)
+
+
+def _check_no_relevant(no_relevant: object) -> float | Literal["error"] | None:
+    if no_relevant is None:
+        return None
+    if isinstance(no_relevant, str):
+        if no_relevant == "error":
+            return "error"
+        msg = f"no_relevant must be a float, None or 'error'; got {no_relevant!r}."
+        raise TypeError(msg)
+    if not _is_real(no_relevant):
+        msg = f"no_relevant must be a float, None or 'error'; got {no_relevant!r}."
+        raise TypeError(msg)
+    value = float(no_relevant)  # type: ignore[arg-type]  # Real, checked above
+    if not math.isfinite(value):
+        msg = f"no_relevant must be finite, got {no_relevant!r}."
+        raise ValueError(msg)
+    return value
+
+
+def _check_log_base(log_base: object) -> float:
+    if not _is_real(log_base):
+        msg = f"log_base must be a float, got {log_base!r}."
+        raise TypeError(msg)
+    value = float(log_base)  # type: ignore[arg-type]  # Real, checked above
+    if not (value > 0 and math.isfinite(value)) or value == 1:
+        msg = f"log_base must be a finite float above 0 and not 1, got {log_base!r}."
+        raise ValueError(msg)
+    return value
+
+
+def _check_threshold(threshold: object) -> float:
+    if not _is_real(threshold) or not math.isfinite(float(threshold)):  # type: ignore[arg-type]  # Real
+        msg = f"threshold must be a finite number, got {threshold!r}."
+        raise ValueError(msg)
+    return float(threshold)  # type: ignore[arg-type]  # Real, checked above
+
+
+_MEASURE_PATTERN = re.compile(r"^([a-z_]+)(?:@(\d+))?$")
+
+
+def parse_measures(measures: object) -> tuple[Measure, ...]:
+    """evaluate()'s measure names, case-insensitive: "ndcg@10", "P@5", "AP", "rr@10", "success@1"..."""
+    if isinstance(measures, str):
+        measures = [measures]
+    if not isinstance(measures, Sequence) or isinstance(measures, (bytes, bytearray)) or not measures:
+        msg = f"measures must be a non-empty list of measure names such as ['ndcg@10', 'ap'], got {measures!r}."
+        raise TypeError(msg)
+    parsed: list[Measure] = []
+    for name in measures:
+        if not isinstance(name, str):
+            msg = f"measure names are strings such as 'ndcg@10', got {name!r}."
+            raise TypeError(msg)
+        match = _MEASURE_PATTERN.match(name.strip().lower())
+        kind = MEASURE_NAMES.get(match.group(1)) if match else None
+        if match is None or kind is None:
+            known = ", ".join(f"{k}, {k}@k" for k in CANONICAL_MEASURES)
+            msg = f"unknown measure {name!r}; known measures (case-insensitive): {known}."
+            raise ValueError(msg)
+        cutoff = _check_cutoff(int(match.group(2))) if match.group(2) is not None else None
+        column = kind if cutoff is None else f"{kind}@{cutoff}"
+        parsed.append(Measure(kind, cutoff, column))
+    columns = [m.column for m in parsed]
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        msg = f"measures list {repeated[0]!r} more than once."
+        raise ValueError(msg)
+    return tuple(parsed)
+
+
+def measures_of(kind: Kind, prefix: str, k: object) -> tuple[Measure, ...]:
+    """One measure per cut-off of a single-metric method; columns named `{prefix}` / `{prefix}@{k}`."""
+    return tuple(Measure(kind, c, prefix if c is None else f"{prefix}@{c}") for c in check_cutoffs(k))
+
+
+def make_spec(
+    measures: tuple[Measure, ...],
+    *,
+    query: object,
+    relevance: object,
+    score: object,
+    doc: object,
+    by: object,
+    ties: object,
+    gain: object,
+    weight: object,
+    no_relevant: object,
+    log_base: object,
+    threshold: object,
+    missing_queries: object,
+) -> Spec:
+    """Check every argument that does not need the data and freeze them."""
+    query_keys = _names("query", query, optional=False)
+    by_keys = _names("by", by, optional=True)
+    doc_keys = _names("doc", doc, optional=True)
+    relevance_column = _column("relevance", relevance)
+    score_column = _column("score", score)
+    weight_column = _column("weight", weight, optional=True)
+    assert relevance_column is not None and score_column is not None
+    if ties not in TIES:
+        msg = f"ties must be one of {', '.join(repr(t) for t in TIES)}; got {ties!r}."
+        raise ValueError(msg)
+    if ties == "doc" and not doc_keys:
+        msg = "ties='doc' breaks ties by the doc column: pass doc='<column>'."
+        raise ValueError(msg)
+    if missing_queries not in MISSING_QUERIES:
+        msg = f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}."
+        raise ValueError(msg)
+    allow_negative_gain = not any(m.kind == "ndcg" for m in measures)
+    spec = Spec(
+        measures=measures,
+        by=by_keys,
+        query=query_keys,
+        doc=doc_keys,
+        relevance=relevance_column,
+        score=score_column,
+        weight=weight_column,
+        ties=ties,  # type: ignore[arg-type]  # a member of TIES, checked above
+        gain=_check_gain(gain, allow_negative=allow_negative_gain),
+        no_relevant=_check_no_relevant(no_relevant),
+        log_base=_check_log_base(log_base),
+        threshold=_check_threshold(threshold),
+        missing_queries=missing_queries,  # type: ignore[arg-type]  # a member of MISSING_QUERIES, checked above
+    )
+    _check_roles(spec)
+    return spec
+
+
+def _check_roles(spec: Spec) -> None:
+    """Output columns must not clash: the keys, the metric columns and the weight each keep their own name."""
+    for name in spec.by:
+        if name in spec.query:
+            msg = f"column {name!r} is both a `by` and a `query` column; a column can have one role only."
+            raise ValueError(msg)
+    outputs = {name: "query" for name in spec.query}
+    outputs.update({name: "by" for name in spec.by})
+    if spec.weight is not None:
+        if spec.weight.name in outputs:
+            msg = (
+                f"weight column {spec.weight.name!r} is also a {outputs[spec.weight.name]} column: the output would "
+                "hold two columns of that name; pass a copy, e.g. weight=pl.col(name).alias('weight')."
+            )
+            raise ValueError(msg)
+        outputs[spec.weight.name] = "weight"
+    reserved = set(spec.metric_columns) | set(SUMMARY_COLUMNS)
+    for name, role in outputs.items():
+        if name in reserved:
+            msg = f"{role} column name {name!r} clashes with an output column; rename it first."
+            raise ValueError(msg)
+
+
+# --- columns and dtypes, checked against the frame's schema when the method is called --------------------
+
+
+def _require_columns(schema: pl.Schema, where: str, columns: dict[str, Sequence[str]]) -> None:
+    for role, names in columns.items():
+        for name in names:
+            if name not in schema:
+                msg = f"{role} column {name!r} not found in {where}; its columns are: {', '.join(schema.names())}."
+                raise pl.exceptions.ColumnNotFoundError(msg)
+
+
+def value_dtype(schema: pl.Schema, where: str, role: str, column: Column) -> pl.DataType:
+    """The dtype of a value column or expression evaluated on a frame of `schema`."""
+    if column.is_name:
+        _require_columns(schema, where, {role: [column.name]})
+        return schema[column.name]
+    try:
+        evaluated = pl.LazyFrame(schema=schema).select(column.expr).collect_schema()
+    except pl.exceptions.ColumnNotFoundError as error:
+        msg = (
+            f"{role} expression {column.expr} names a column not found in {where} ({error}); "
+            f"its columns are: {', '.join(schema.names())}."
+        )
+        raise pl.exceptions.ColumnNotFoundError(msg) from None
+    except pl.exceptions.PolarsError as error:
+        msg = f"{role} expression {column.expr} cannot be evaluated on {where}: {error}"
+        raise pl.exceptions.InvalidOperationError(msg) from None
+    return evaluated.dtypes()[0]
+
+
+def _require_numeric(dtype: pl.DataType, where: str, role: str, name: str, *, allow_boolean: bool) -> None:
+    if dtype.is_numeric() or (allow_boolean and dtype == pl.Boolean):
+        return
+    kinds = "numeric or boolean" if allow_boolean else "numeric"
+    msg = f"{role} column {name!r} in {where} must be {kinds}, got dtype {dtype}."
+    raise pl.exceptions.SchemaError(msg)
+
+
+def _require_groupable(schema: pl.Schema, where: str, role: str, names: Sequence[str]) -> None:
+    for name in names:
+        if schema[name] == pl.Object:
+            msg = f"{role} column {name!r} in {where} has dtype {schema[name]}, which Polars cannot group or join on."
+            raise pl.exceptions.SchemaError(msg)
+
+
+def check_schema(spec: Spec, schema: pl.Schema, qrels_schema: pl.Schema | None) -> None:
+    """Check that the columns exist and have usable dtypes (the frame, and the judgments if any)."""
+    where = "the frame"
+    _require_columns(schema, where, {"query": spec.query, "by": spec.by, "doc": spec.doc})
+    _require_groupable(schema, where, "query", spec.query)
+    _require_groupable(schema, where, "by", spec.by)
+    _require_groupable(schema, where, "doc", spec.doc)
+    _require_numeric(
+        value_dtype(schema, where, "score", spec.score), where, "score", spec.score.name, allow_boolean=False
+    )
+    if qrels_schema is None:
+        relevance = value_dtype(schema, where, "relevance", spec.relevance)
+        _require_numeric(relevance, where, "relevance", spec.relevance.name, allow_boolean=True)
+    if spec.weight is not None:
+        weight = value_dtype(schema, where, "weight", spec.weight)
+        _require_numeric(weight, where, "weight", spec.weight.name, allow_boolean=False)
+    if qrels_schema is None:
+        return
+    if not spec.doc:
+        msg = "qrels= joins judgments on (query, doc): pass doc='<column>' naming the run's document column."
+        raise ValueError(msg)
+    _require_columns(qrels_schema, "qrels", {"query": spec.query, "doc": spec.doc})
+    relevance = value_dtype(qrels_schema, "qrels", "relevance", spec.relevance)
+    _require_numeric(relevance, "qrels", "relevance", spec.relevance.name, allow_boolean=True)
+    for role, names in (("query", spec.query), ("doc", spec.doc)):
+        for name in names:
+            if schema[name] != qrels_schema[name]:
+                msg = (
+                    f"{role} column {name!r} of the run has dtype {schema[name]} but {name!r} of "
+                    f"qrels has dtype {qrels_schema[name]}; cast one so they join."
+                )
+                raise pl.exceptions.SchemaError(msg)
+    if spec.missing_queries == "zero" and spec.weight is not None:
+        msg = "missing_queries='zero' scores judged queries absent from the run, which have no weight; drop weight=."
+        raise ValueError(msg)
+
+
+def check_qrels_frame(qrels: object) -> pl.LazyFrame | None:
+    if qrels is None:
+        return None
+    if not isinstance(qrels, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"qrels must be a polars DataFrame or LazyFrame, got {type(qrels).__name__}."
+        raise TypeError(msg)
+    return qrels.lazy()
+
+
+# --- one typed spec per metric: the public signatures (namespaces, Spark) forward to these ----------------
+
+
+def ndcg_spec(
+    *,
+    query: Keys,
+    relevance: IntoColumn,
+    score: IntoColumn,
+    doc: Keys | None,
+    by: Keys | None,
+    k: Cutoffs,
+    ties: Ties,
+    gain: Gain,
+    weight: IntoColumn | None,
+    no_relevant: NoRelevant,
+    missing_queries: MissingQueries,
+    prefix: str = "ndcg",
+) -> Spec:
+    return make_spec(
+        measures_of("ndcg", prefix, k),
+        query=query,
+        relevance=relevance,
+        score=score,
+        doc=doc,
+        by=by,
+        ties=ties,
+        gain=gain,
+        weight=weight,
+        no_relevant=no_relevant,
+        log_base=2.0,
+        threshold=0.0,
+        missing_queries=missing_queries,
+    )
+
+
+def dcg_spec(
+    *,
+    query: Keys,
+    relevance: IntoColumn,
+    score: IntoColumn,
+    doc: Keys | None,
+    by: Keys | None,
+    k: Cutoffs,
+    ties: Ties,
+    gain: Gain,
+    weight: IntoColumn | None,
+    log_base: float,
+    missing_queries: MissingQueries,
+) -> Spec:
+    return make_spec(
+        measures_of("dcg", "dcg", k),
+        query=query,
+        relevance=relevance,
+        score=score,
+        doc=doc,
+        by=by,
+        ties=ties,
+        gain=gain,
+        weight=weight,
+        no_relevant=0.0,
+        log_base=log_base,
+        threshold=0.0,
+        missing_queries=missing_queries,
+    )
+
+
+def threshold_spec(
+    kind: Kind,
+    prefix: str,
+    *,
+    query: Keys,
+    relevance: IntoColumn,
+    score: IntoColumn,
+    doc: Keys | None,
+    by: Keys | None,
+    k: Cutoffs,
+    ties: Ties,
+    threshold: float,
+    weight: IntoColumn | None,
+    no_relevant: NoRelevant,
+    missing_queries: MissingQueries,
+) -> Spec:
+    """The measures that count relevant documents: reciprocal rank, precision, recall, AP, success."""
+    return make_spec(
+        measures_of(kind, prefix, k),
+        query=query,
+        relevance=relevance,
+        score=score,
+        doc=doc,
+        by=by,
+        ties=ties,
+        gain="linear",
+        weight=weight,
+        no_relevant=no_relevant,
+        log_base=2.0,
+        threshold=threshold,
+        missing_queries=missing_queries,
+    )
+
+
+def evaluate_spec(
+    measures: str | Sequence[str],
+    *,
+    query: Keys,
+    relevance: IntoColumn,
+    score: IntoColumn,
+    doc: Keys | None,
+    by: Keys | None,
+    ties: Ties,
+    gain: Gain,
+    weight: IntoColumn | None,
+    no_relevant: NoRelevant,
+    threshold: float,
+    log_base: float,
+    missing_queries: MissingQueries,
+) -> Spec:
+    return make_spec(
+        parse_measures(measures),
+        query=query,
+        relevance=relevance,
+        score=score,
+        doc=doc,
+        by=by,
+        ties=ties,
+        gain=gain,
+        weight=weight,
+        no_relevant=no_relevant,
+        log_base=log_base,
+        threshold=threshold,
+        missing_queries=missing_queries,
+    )

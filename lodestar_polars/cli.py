@@ -1,0 +1,831 @@
+"""The ``lodestar-polars`` command line: evaluation jobs for schedulers, and a trec_eval stand-in.
+
+``lodestar-polars evaluate RUN [options]`` reads a Parquet file, glob or (hive-partitioned) folder, a CSV file
+or a TREC run, computes the requested measures per query (and per ``--by`` group), writes the per-query frame
+and the summary, and prints the mean table.  ``lodestar-polars trec_eval [-q] [-c] [-m MEASURE]... QRELS RUN``
+prints what trec_eval prints, for the measures the package computes.
+
+Exit codes: 0 on success, 1 for a data error (bad values, duplicates, missing columns, an unreadable file),
+2 for a usage error.  Errors are one line on stderr; ``--debug`` prints the traceback too.  Output files are
+written to a temporary file in their folder and renamed once everything succeeded, so a failed run leaves no
+partial or empty output behind.
+
+>>> from lodestar_polars.cli import parse_measures
+>>> parse_measures(["nDCG@10,rr", "dcg"], cutoffs=[5])
+['ndcg@10', 'rr@5', 'dcg@5']
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import json
+import math
+import os
+import re
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from . import __version__, partitions
+from .io import scan_trec_qrels, scan_trec_run
+from .namespace import rank_metrics
+
+PROG = "lodestar-polars"
+EXIT_OK, EXIT_DATA_ERROR, EXIT_USAGE_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Wrong arguments: exit code 2."""
+
+
+class DataError(Exception):
+    """The data cannot be evaluated (unreadable file, bad values, missing columns): exit code 1."""
+
+
+# Exceptions the package (and Polars, and the file system) raise for bad data.  Options are checked before
+# any data is read, so a ValueError or TypeError raised while building the plan is a usage error instead.
+DATA_ERRORS: tuple[type[BaseException], ...] = (
+    DataError,
+    ValueError,
+    ZeroDivisionError,
+    OSError,
+    pl.exceptions.PolarsError,
+)
+
+# --------------------------------------------------------------------------------------------------------
+# measures: names as `evaluate` takes them, and the one function that computes them
+
+# measure family -> (namespace method, the method's options beyond the common ones)
+MEASURE_FAMILIES: dict[str, tuple[str, frozenset[str]]] = {
+    "ndcg": ("ndcg", frozenset({"gain", "no_relevant"})),
+    "dcg": ("dcg", frozenset({"gain", "log_base"})),
+    "rr": ("reciprocal_rank", frozenset({"threshold"})),
+}
+# planned (issue 12): evaluate() takes them; the per-method fallback below does not
+PENDING_FAMILIES = ("p", "r", "ap", "success")
+COMMON_OPTIONS = frozenset({"query", "relevance", "score", "doc", "by", "ties", "weight", "qrels", "missing_queries"})
+_MEASURE_PATTERN = re.compile(r"^(?P<family>[a-z]+)(?:@(?P<cutoff>\d+))?$")
+
+
+def _known_measures() -> str:
+    return ", ".join(f"{family}, {family}@k" for family in (*MEASURE_FAMILIES, *PENDING_FAMILIES))
+
+
+def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[str]:
+    """Canonical measure names from ``-m`` values (repeated or comma-separated, case-insensitive).
+
+    A name without ``@k`` takes each of `cutoffs` (``--k``), or the whole list when there are none.
+
+    Parameters
+    ----------
+    texts
+        The ``-m`` values, e.g. ``["ndcg@5,ndcg@10", "RR"]``.
+    cutoffs
+        The ``--k`` values, applied to names without a cut-off.
+
+    Returns
+    -------
+    list[str]
+        Canonical names (``ndcg@10``, ``dcg``, ``rr@5``, ``p@5``...), in the order given, without repeats.
+
+    Raises
+    ------
+    UsageError
+        For an unknown measure or a cut-off below 1.
+
+    Examples
+    --------
+    >>> parse_measures(["ndcg@5,ndcg@10", "RR"])
+    ['ndcg@5', 'ndcg@10', 'rr']
+    >>> parse_measures(["ndcg"], cutoffs=[1, 3])
+    ['ndcg@1', 'ndcg@3']
+    """
+    names: list[str] = []
+    for text in texts:
+        for item in text.split(","):
+            spelled = item.strip()
+            match = _MEASURE_PATTERN.match(spelled.lower())
+            family = match["family"] if match else None
+            if match is None or family not in (*MEASURE_FAMILIES, *PENDING_FAMILIES):
+                msg = f"unknown measure {spelled!r}; known measures: {_known_measures()}."
+                raise UsageError(msg)
+            if match["cutoff"] is not None:
+                if int(match["cutoff"]) < 1:
+                    msg = f"measure {spelled!r}: the cut-off must be at least 1."
+                    raise UsageError(msg)
+                expanded = [f"{family}@{int(match['cutoff'])}"]
+            else:
+                expanded = [f"{family}@{k}" for k in cutoffs] if cutoffs else [str(family)]
+            names += [name for name in expanded if name not in names]
+    return names
+
+
+def _split(name: str) -> tuple[str, int | None]:
+    family, _, cutoff = name.partition("@")
+    return family, int(cutoff) if cutoff else None
+
+
+def _evaluate(
+    frame: pl.LazyFrame, measures: Sequence[str], options: Mapping[str, Any]
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Every metric computation of the command line: (per-query plan, mean plan) for canonical measure names.
+
+    `options` holds the keyword arguments of the package's ``evaluate`` (query, relevance, score, doc, by, ties,
+    gain, weight, no_relevant, threshold, log_base, qrels, missing_queries), only those the user gave.  Where
+    the namespace has ``evaluate`` it does all the work; otherwise each measure family is one method call with
+    a list of cut-offs, and the frames are joined on the keys (`queries` and `weight_sum` then come from the
+    first family's mean).  The fallback can go once every supported version of the package has ``evaluate``.
+    """
+    metrics = rank_metrics(frame)
+    evaluate = getattr(metrics, "evaluate", None)
+    evaluate_mean = getattr(metrics, "evaluate_mean", None)
+    if evaluate is not None and evaluate_mean is not None:
+        return evaluate(measures=list(measures), **options), evaluate_mean(measures=list(measures), **options)
+    pending = [name for name in measures if _split(name)[0] in PENDING_FAMILIES]
+    if pending:
+        msg = (
+            f"measure {pending[0]!r} needs the precision / recall / average precision / success measures, "
+            f"which this version of lodestar_polars lacks; available: {', '.join(MEASURE_FAMILIES)} (with @k)."
+        )
+        raise UsageError(msg)
+    by = options.get("by")
+    by_columns = [by] if isinstance(by, str) else list(by or [])
+    query = options.get("query", "query")
+    keys = [*by_columns, *([query] if isinstance(query, str) else query)]
+    per_query_frames: list[pl.LazyFrame] = []
+    mean_frames: list[pl.LazyFrame] = []
+    for family, (method, own_options) in MEASURE_FAMILIES.items():
+        cutoffs = [_split(name)[1] for name in measures if _split(name)[0] == family]
+        if not cutoffs:
+            continue
+        arguments = {key: value for key, value in options.items() if key in COMMON_OPTIONS | own_options}
+        renames = {
+            (method if k is None else f"{method}@{k}"): (family if k is None else f"{family}@{k}") for k in cutoffs
+        }
+        per_query_frames.append(getattr(metrics, method)(k=cutoffs, **arguments).rename(renames))
+        mean_frames.append(getattr(metrics, f"{method}_mean")(k=cutoffs, **arguments).rename(renames))
+    per_query, mean = per_query_frames[0], mean_frames[0]
+    for other_per_query, other_mean in zip(per_query_frames[1:], mean_frames[1:], strict=True):
+        new = [c for c in other_per_query.collect_schema().names() if c in measures]
+        per_query = per_query.join(
+            other_per_query.select(*keys, *new), on=keys, how="left", nulls_equal=True, maintain_order="left"
+        )
+        new_means = other_mean.select(*by_columns, *new)
+        mean = (
+            mean.join(new_means, on=by_columns, how="left", nulls_equal=True, maintain_order="left")
+            if by_columns
+            else pl.concat([mean, new_means], how="horizontal")
+        )
+    per_query_rest = [c for c in per_query.collect_schema().names() if c not in keys and c not in measures]
+    mean_rest = [c for c in mean.collect_schema().names() if c not in by_columns and c not in measures]
+    return per_query.select(*keys, *measures, *per_query_rest), mean.select(*by_columns, *measures, *mean_rest)
+
+
+# --------------------------------------------------------------------------------------------------------
+# reading
+
+
+def _is_glob(path: str) -> bool:
+    return any(character in path for character in "*?[")
+
+
+def _detect_format(path: str, given: str | None) -> str:
+    if given is not None:
+        return given
+    lower = path.lower()
+    if os.path.isdir(path) or lower.endswith((".parquet", ".pq")):
+        return "parquet"
+    if lower.endswith(".csv"):
+        return "csv"
+    return "trec"
+
+
+def _scan(path: str, file_format: str, role: Literal["run", "qrels"]) -> pl.LazyFrame:
+    """A lazy frame over `path`; an unreadable source is a DataError."""
+    if _is_glob(path):
+        if not glob.glob(path, recursive=True):
+            msg = f"no file matches the {role} pattern {path!r}."
+            raise DataError(msg)
+    elif not os.path.exists(path):
+        msg = f"{role} file not found: {path}"
+        raise DataError(msg)
+    if file_format == "parquet":
+        return pl.scan_parquet(path)
+    if file_format == "csv":
+        return pl.scan_csv(path)
+    if role == "run":
+        return scan_trec_run(path)
+    return scan_trec_qrels(path)
+
+
+def _align_join_keys(run: pl.LazyFrame, qrels: pl.LazyFrame, columns: Sequence[str]) -> tuple[pl.LazyFrame, ...]:
+    """Ids read from different formats (an integer CSV column, a TREC string) are compared as strings."""
+    run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
+    differing = [c for c in columns if c in run_schema and c in qrels_schema and run_schema[c] != qrels_schema[c]]
+    if not differing:
+        return run, qrels
+    as_string = [pl.col(c).cast(pl.String) for c in differing]
+    return run.with_columns(as_string), qrels.with_columns(as_string)
+
+
+# --------------------------------------------------------------------------------------------------------
+# writing
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def _atomic_outputs(paths: Sequence[Path]) -> Iterator[list[Path]]:
+    """Temporary files beside `paths`; renamed onto them if the block succeeds, removed otherwise."""
+    temporaries: list[Path] = []
+    try:
+        for path in paths:
+            # hidden, and with the real extension last (for writers that pick the format by extension)
+            handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.partial-", suffix=path.suffix)
+            os.close(handle)
+            temporaries.append(Path(name))
+        yield temporaries
+        mode = 0o666 & ~_current_umask()  # what open() would have given the file
+        for temporary, path in zip(temporaries, paths, strict=True):
+            os.chmod(temporary, mode)
+            os.replace(temporary, path)
+    finally:
+        for temporary in temporaries:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def markdown_table(frame: pl.DataFrame) -> str:
+    """The frame as an aligned Markdown table, floats to 4 decimals.
+
+    Parameters
+    ----------
+    frame
+        Any frame (the mean table).
+
+    Returns
+    -------
+    str
+        The table, one line per row after the header and the rule, ending with a newline.
+
+    Examples
+    --------
+    >>> print(markdown_table(pl.DataFrame({"ndcg@10": [0.51234], "queries": [3]})), end="")
+    | ndcg@10 | queries |
+    |--------:|--------:|
+    |  0.5123 |       3 |
+    """
+    rows = [[_cell(value) for value in row] for row in frame.iter_rows()]
+    widths = [max([len(name), *(len(row[i]) for row in rows)]) for i, name in enumerate(frame.columns)]
+    numeric = [dtype.is_numeric() for dtype in frame.dtypes]
+
+    def line(cells: Sequence[str]) -> str:
+        padded = [c.rjust(w) if right else c.ljust(w) for c, w, right in zip(cells, widths, numeric, strict=True)]
+        return "| " + " | ".join(padded) + " |"
+
+    rule = "|" + "|".join(
+        ("-" * (w + 1) + ":") if right else ("-" * (w + 2)) for w, right in zip(widths, numeric, strict=True)
+    )
+    return "\n".join([line(frame.columns), rule + "|", *(line(row) for row in rows)]) + "\n"
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _write_summary(frame: pl.DataFrame, path: Path, kind: str) -> None:
+    if kind == "json":
+        rows = [{key: _json_value(value) for key, value in row.items()} for row in frame.iter_rows(named=True)]
+        path.write_text(json.dumps(rows, indent=2, default=str, allow_nan=False) + "\n")
+    elif kind == "csv":
+        frame.write_csv(path)
+    else:
+        path.write_text(markdown_table(frame))
+
+
+def _write_per_query(frame: pl.DataFrame, path: Path, kind: str) -> None:
+    if kind == "parquet":
+        frame.write_parquet(path)
+    else:
+        frame.write_csv(path)
+
+
+PER_QUERY_KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+SUMMARY_KINDS = {".json": "json", ".csv": "csv", ".md": "markdown", ".markdown": "markdown"}
+
+
+def _output(path: str | None, kinds: Mapping[str, str], option: str) -> tuple[Path, str] | None:
+    if path is None:
+        return None
+    target = Path(path)
+    kind = kinds.get(target.suffix.lower())
+    if kind is None:
+        msg = f"{option} {path}: the extension must be one of {', '.join(kinds)}."
+        raise UsageError(msg)
+    if not target.parent.is_dir():
+        msg = f"{option} {path}: folder {str(target.parent)!r} does not exist."
+        raise UsageError(msg)
+    if target.exists() and not target.is_file():  # a folder, a device: not something to replace
+        msg = f"{option} {path}: exists and is not a regular file."
+        raise UsageError(msg)
+    return target, kind
+
+
+# --------------------------------------------------------------------------------------------------------
+# evaluate
+
+
+def _no_relevant(text: str) -> float | str | None:
+    lowered = text.lower()
+    if lowered == "error":
+        return "error"
+    if lowered in ("none", "null"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        msg = f"expected a number, 'none' or 'error', got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+
+
+def _gain(text: str) -> str | dict[float, float] | list[float]:
+    """'linear', 'exponential', 'label:gain,...' (a mapping) or 'gain0,gain1,...' (LightGBM's label_gain)."""
+    if text in ("linear", "exponential"):
+        return text
+    try:
+        if ":" in text:
+            pairs = (item.split(":") for item in text.split(","))
+            return {float(label): float(gain) for label, gain in pairs}
+        return [float(gain) for gain in text.split(",")]
+    except ValueError:
+        msg = f"expected 'linear', 'exponential', 'label:gain,...' or 'gain0,gain1,...', got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+
+
+def _columns(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        msg = f"expected column names separated by commas, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return names
+
+
+def _cutoffs(text: str) -> list[int]:
+    try:
+        values = [int(value) for value in text.split(",")]
+    except ValueError:
+        msg = f"expected positive integers separated by commas, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if any(value < 1 for value in values):
+        msg = f"cut-offs must be at least 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return values
+
+
+def _evaluate_options(args: argparse.Namespace, run_format: str, qrels: pl.LazyFrame | None) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if args.query:
+        options["query"] = args.query[0] if len(args.query) == 1 else list(args.query)
+    if args.by:
+        options["by"] = list(args.by)
+    doc = args.doc if args.doc is not None else ("doc" if run_format == "trec" else None)
+    named = {"relevance": args.relevance, "score": args.score, "doc": doc, "weight": args.weight}
+    tuned = {
+        "ties": args.ties,
+        "gain": args.gain,
+        "log_base": args.log_base,
+        "threshold": args.threshold,
+        "missing_queries": args.missing_queries,
+    }
+    options.update({key: value for key, value in {**named, **tuned}.items() if value is not None})
+    if args.no_relevant is not _UNSET:
+        options["no_relevant"] = args.no_relevant
+    if qrels is not None:
+        options["qrels"] = qrels
+    return options
+
+
+_UNSET = object()
+
+
+def _build(run: pl.LazyFrame, measures: Sequence[str], options: Mapping[str, Any]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Build the plans; an option the package refuses (checked before any data is read) is a usage error."""
+    try:
+        return _evaluate(run, measures, options)
+    except (TypeError, ValueError) as error:
+        if isinstance(error, TypeError) and "by" in options and "'by'" in str(error):
+            msg = f"--by needs a lodestar_polars whose metrics take by=; this one does not ({error})"
+            raise UsageError(msg) from error
+        raise UsageError(str(error)) from error
+
+
+def _evaluate_partitioned(
+    run: pl.LazyFrame,
+    measures: Sequence[str],
+    options: Mapping[str, Any],
+    args: argparse.Namespace,
+    per_query_path: Path | None,
+) -> pl.DataFrame:
+    """The bounded-memory path: `lodestar_polars.partitions.sink` evaluates one partition at a time."""
+    sink: Callable[..., pl.DataFrame] | None = getattr(partitions, "sink", None)
+    if sink is None:
+        msg = "--partitions needs lodestar_polars.partitions.sink, which this version of lodestar_polars lacks."
+        raise UsageError(msg)
+    return sink(
+        run,
+        measures=list(measures),
+        partitions=args.partitions,
+        per_query=per_query_path,
+        progress=sys.stderr.isatty(),
+        **options,
+    )
+
+
+def command_evaluate(args: argparse.Namespace) -> int:
+    measures = parse_measures(args.measure or ["ndcg"], cutoffs=args.k or [])
+    per_query_output = _output(args.per_query, PER_QUERY_KINDS, "--per-query")
+    summary_output = _output(args.summary, SUMMARY_KINDS, "--summary")
+    if per_query_output and summary_output and per_query_output[0].resolve() == summary_output[0].resolve():
+        msg = f"--per-query and --summary name the same file: {args.summary}"
+        raise UsageError(msg)
+    run_format = _detect_format(args.run, args.format)
+    if args.missing_queries is not None and args.qrels is None:
+        msg = "--missing-queries applies to judgments: give --qrels too."
+        raise UsageError(msg)
+    if run_format == "trec" and args.qrels is None:
+        msg = f"{args.run} is read as a TREC run, which has no relevance: give --qrels (or --format parquet|csv)."
+        raise UsageError(msg)
+    if args.partitions is not None and args.partitions < 1:
+        msg = f"--partitions must be at least 1, got {args.partitions}."
+        raise UsageError(msg)
+    run = _scan(args.run, run_format, "run")
+    qrels = None
+    if args.qrels is not None:
+        qrels = _scan(args.qrels, _detect_format(args.qrels, args.qrels_format), "qrels")
+        query = args.query or ["query"]
+        run, qrels = _align_join_keys(run, qrels, [*query, args.doc or "doc"])
+    options = _evaluate_options(args, run_format, qrels)
+    outputs = [output for output in (per_query_output, summary_output) if output is not None]
+    with _atomic_outputs([path for path, _ in outputs]) as temporaries:
+        temporary = dict(zip([path for path, _ in outputs], temporaries, strict=True))
+        if args.partitions is not None:
+            per_query_temporary = temporary[per_query_output[0]] if per_query_output else None
+            mean = _evaluate_partitioned(run, measures, options, args, per_query_temporary)
+        else:
+            per_query_plan, mean_plan = _build(run, measures, options)
+            if per_query_output is not None:
+                per_query, mean = pl.collect_all([per_query_plan, mean_plan], engine="streaming")
+                _write_per_query(per_query, temporary[per_query_output[0]], per_query_output[1])
+            else:
+                mean = mean_plan.collect(engine="streaming")
+        if summary_output is not None:
+            _write_summary(mean, temporary[summary_output[0]], summary_output[1])
+    if not args.quiet:
+        sys.stdout.write(markdown_table(mean))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------------------
+# trec_eval
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """One trec_eval measure: its name, the package measure family it maps to and its default cut-offs."""
+
+    name: str
+    family: str | None  # None: computed here from the counts (runid, num_q)
+    cutoffs: tuple[int, ...] | None  # None: one value, no cut-off
+
+
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+# trec_eval's own order (measures.c), which is the order it prints in
+TREC_MEASURES = (
+    TrecMeasure("runid", None, None),
+    TrecMeasure("num_q", None, None),
+    TrecMeasure("map", "ap", None),
+    TrecMeasure("recip_rank", "rr", None),
+    TrecMeasure("P", "p", TREC_CUTOFFS),
+    TrecMeasure("recall", "r", TREC_CUTOFFS),
+    TrecMeasure("ndcg", "ndcg", None),
+    TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
+    TrecMeasure("map_cut", "ap", TREC_CUTOFFS),
+    TrecMeasure("success", "success", (1, 5, 10)),
+)
+TREC_BY_NAME = {measure.name: measure for measure in TREC_MEASURES}
+# trec_eval's nicknames, restricted to the measures above
+TREC_NICKNAMES = {
+    "official": ("runid", "num_q", "map", "recip_rank", "P"),
+    "all_trec": ("runid", "num_q", "map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success"),
+}
+
+
+def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
+    try:
+        cutoffs = sorted(int(value) for value in parameters.split(","))
+    except ValueError:
+        msg = f"measure '{name}.{parameters}': cut-offs must be integers separated by commas."
+        raise UsageError(msg) from None
+    if cutoffs[0] <= 0:
+        msg = f"measure '{name}.{parameters}': cut-offs must be positive."
+        raise UsageError(msg)
+    if len(set(cutoffs)) != len(cutoffs):
+        msg = f"measure '{name}.{parameters}': duplicate cut-offs."
+        raise UsageError(msg)
+    return tuple(cutoffs)
+
+
+def parse_trec_measures(texts: Sequence[str]) -> dict[str, tuple[int, ...] | None]:
+    """trec_eval's ``-m`` values -> {trec_eval measure name: cut-offs}, in trec_eval's print order.
+
+    As trec_eval does: ``name.5,10`` sets the cut-offs (sorted; the first ``-m`` naming a measure wins),
+    nicknames expand to their measures, no ``-m`` means ``official``.
+
+    Examples
+    --------
+    >>> parse_trec_measures(["ndcg_cut.10,5", "recip_rank"])
+    {'recip_rank': None, 'ndcg_cut': (5, 10)}
+    """
+    requested: dict[str, tuple[int, ...] | None] = {}
+    for text in texts or ["official"]:
+        name, dot, parameters = text.partition(".")
+        if name in TREC_NICKNAMES and not dot:
+            for member in TREC_NICKNAMES[name]:
+                requested.setdefault(member, TREC_BY_NAME[member].cutoffs)
+            continue
+        measure = TREC_BY_NAME.get(name)
+        if measure is None:
+            supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
+            msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
+            raise UsageError(msg)
+        if dot and measure.cutoffs is None:
+            msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
+            raise UsageError(msg)
+        requested.setdefault(name, _trec_cutoffs(name, parameters) if dot else measure.cutoffs)
+    return {m.name: requested[m.name] for m in TREC_MEASURES if m.name in requested}
+
+
+def _trec_columns(name: str, cutoffs: tuple[int, ...] | None) -> list[tuple[str, str]]:
+    """(trec_eval's printed name, the package's column) for each value of a measure."""
+    family = TREC_BY_NAME[name].family
+    if cutoffs is None:
+        return [(name, str(family))]
+    return [(f"{name}_{k}", f"{family}@{k}") for k in cutoffs]
+
+
+def _trec_line(name: str, query: str, value: str) -> str:
+    return f"{name:<22}\t{query}\t{value}\n"  # trec_eval's "%-22s\t%s\t..."
+
+
+def command_trec_eval(args: argparse.Namespace) -> int:
+    requested = parse_trec_measures(args.measure or [])
+    qrels = _scan(args.qrels, "trec", "qrels")
+    run = _scan(args.run, "trec", "run")
+    columns = [
+        pair
+        for name, cutoffs in requested.items()
+        if TREC_BY_NAME[name].family
+        for pair in _trec_columns(name, cutoffs)
+    ]
+    measures = list(dict.fromkeys(column for _, column in columns))
+    options: dict[str, Any] = {
+        "doc": "doc",
+        "ties": "doc",
+        "gain": "linear",
+        "no_relevant": 0.0,
+        "qrels": qrels,
+        "missing_queries": "zero" if args.complete else "skip",
+    }
+    # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
+    try:
+        plans = _build(run, measures or ["rr"], options)
+    except UsageError as error:
+        pending = [name for name in requested if TREC_BY_NAME[name].family in PENDING_FAMILIES]
+        context = f"trec_eval measure(s) {', '.join(pending)}: " if pending else ""
+        msg = f"{context}{error}"
+        raise UsageError(msg) from error
+    runid_plan = run.select(pl.col("tag").first())
+    per_query, mean, runid_frame = pl.collect_all([*plans, runid_plan], engine="streaming")
+    out: list[str] = []
+    if args.query_lines:
+        for row in sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"])):
+            out += [_trec_line(printed, row["query"], f"{row[column]:6.4f}") for printed, column in columns]
+    if not args.no_summary:
+        for name in requested:
+            if name == "runid":
+                out.append(_trec_line("runid", "all", str(runid_frame.item())))
+            elif name == "num_q":
+                out.append(_trec_line("num_q", "all", str(mean["queries"].item())))
+            else:
+                out += [
+                    _trec_line(printed, "all", f"{mean[column].item():6.4f}")
+                    for printed, column in _trec_columns(name, requested[name])
+                ]
+    sys.stdout.write("".join(out))
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------------------
+# the parser
+
+
+def _evaluate_parser(commands: Any, common: argparse.ArgumentParser) -> None:
+    parser = commands.add_parser(
+        "evaluate",
+        parents=[common],
+        help="evaluate a file of rankings: per-query metrics, means, outputs",
+        description=(
+            "Compute ranking metrics per query (and per --by group) from a Parquet file, glob or hive folder, "
+            "a CSV file or a TREC run; write the per-query frame and the summary; print the mean table. "
+            "Exit codes: 0 success, 1 data error, 2 usage error."
+        ),
+    )
+    parser.set_defaults(handler=command_evaluate)
+    parser.add_argument("run", metavar="RUN", help="Parquet file, glob or folder; CSV file; or TREC run file")
+    parser.add_argument(
+        "--format",
+        choices=("parquet", "csv", "trec"),
+        help="format of RUN (default: by extension: .parquet/.pq or a folder, .csv; anything else is TREC)",
+    )
+    parser.add_argument(
+        "--qrels", metavar="FILE", help="judgments: TREC qrels, or Parquet/CSV with query, doc, relevance"
+    )
+    parser.add_argument(
+        "--qrels-format", choices=("parquet", "csv", "trec"), help="format of --qrels (default: by extension)"
+    )
+    columns = parser.add_argument_group("columns")
+    columns.add_argument(
+        "--query",
+        type=_columns,
+        action="extend",
+        metavar="COLUMN[,COLUMN...]",
+        help="query id column(s), repeated or comma-separated (default: query)",
+    )
+    columns.add_argument("--doc", metavar="COLUMN", help="document id column (default: doc for a TREC run)")
+    columns.add_argument("--relevance", metavar="COLUMN", help="graded relevance column (default: relevance)")
+    columns.add_argument("--score", metavar="COLUMN", help="model score column (default: score)")
+    columns.add_argument("--weight", metavar="COLUMN", help="per-query weight column for the means")
+    columns.add_argument(
+        "--by",
+        type=_columns,
+        action="extend",
+        metavar="COLUMN[,COLUMN...]",
+        help="group column(s), repeated or comma-separated: metrics per group, e.g. model",
+    )
+    metrics = parser.add_argument_group("measures and their options")
+    metrics.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        metavar="NAMES",
+        help="measures, repeated or comma-separated, case-insensitive: ndcg, dcg, rr, each optionally @k "
+        "(e.g. -m ndcg@5,ndcg@10,rr); p@k, r@k, ap, success@k where the package has them (default: ndcg)",
+    )
+    metrics.add_argument(
+        "--k", type=_cutoffs, action="extend", metavar="K[,K...]", help="cut-offs for measures named without @k"
+    )
+    metrics.add_argument(
+        "--ties",
+        choices=("average", "reverse", "input", "doc", "optimistic", "pessimistic"),
+        help="tied scores (default: average, as scikit-learn; doc: as trec_eval)",
+    )
+    metrics.add_argument("--gain", type=_gain, help="linear (default), exponential, label:gain,... or gain0,gain1,...")
+    metrics.add_argument(
+        "--no-relevant",
+        type=_no_relevant,
+        default=_UNSET,
+        metavar="VALUE",
+        help="NDCG of a query without relevant documents: a number (default 0), none (left out) or error",
+    )
+    metrics.add_argument(
+        "--missing-queries", choices=("skip", "zero"), help="judged queries absent from the run (with --qrels)"
+    )
+    metrics.add_argument("--log-base", type=float, help="logarithm base of the DCG discount (default 2)")
+    metrics.add_argument(
+        "--threshold", type=float, help="relevant means relevance above this (reciprocal rank; default 0)"
+    )
+    outputs = parser.add_argument_group("outputs")
+    outputs.add_argument("--per-query", metavar="PATH", help="write the per-query frame: .parquet or .csv")
+    outputs.add_argument("--summary", metavar="PATH", help="write the mean table: .json, .csv or .md")
+    outputs.add_argument(
+        "--partitions", type=int, metavar="N", help="bounded memory: evaluate N partitions one at a time"
+    )
+    outputs.add_argument("--quiet", action="store_true", help="do not print the mean table")
+
+
+def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
+    parser = commands.add_parser(
+        "trec_eval",
+        parents=[common],
+        help="trec_eval's arguments and output for its measures the package computes",
+        description=(
+            "A drop-in for trec_eval on the measures this package computes: ties broken by doc id, linear gain, "
+            "trec_eval's output format. Supported -m: "
+            + ", ".join(m.name for m in TREC_MEASURES)
+            + " (P, recall, map, map_cut and success need the package's precision/recall/AP/success measures), "
+            "and the nicknames official and all_trec (restricted to these)."
+        ),
+    )
+    parser.set_defaults(handler=command_trec_eval)
+    parser.add_argument("-q", dest="query_lines", action="store_true", help="also print each query's values")
+    parser.add_argument("-c", dest="complete", action="store_true", help="judged queries missing from the run score 0")
+    parser.add_argument("-n", dest="no_summary", action="store_true", help="no summary ('all') lines")
+    parser.add_argument(
+        "-m", dest="measure", action="append", metavar="MEASURE", help="measure, e.g. ndcg, ndcg_cut.5,10, recip_rank"
+    )
+    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel)")
+    parser.add_argument("run", metavar="RUN", help="TREC run file (qid Q0 docno rank score tag)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``lodestar-polars`` and its subcommands.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser; each subcommand sets ``handler``.
+
+    Examples
+    --------
+    >>> build_parser().parse_args(["trec_eval", "-q", "-m", "ndcg", "qrels", "run"]).measure
+    ['ndcg']
+    """
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="print tracebacks")
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Exact ranking metrics per query on Polars, for evaluation jobs and as a trec_eval stand-in.",
+        epilog="Exit codes: 0 success, 1 data error, 2 usage error. Each subcommand has --help.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--debug", action="store_true", default=False, help="print tracebacks")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    _evaluate_parser(commands, common)
+    _trec_eval_parser(commands, common)
+    return parser
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 success, 1 data error, 2 usage error).
+
+    Parameters
+    ----------
+    argv
+        The arguments after the program name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit code.
+
+    Examples
+    --------
+    >>> main(["evaluate", "ranking.parquet", "-m", "ndcg@0"])
+    2
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:
+        if isinstance(error, UsageError):
+            code, message = EXIT_USAGE_ERROR, _first_line(error)
+        elif isinstance(error, DATA_ERRORS):
+            code, message = EXIT_DATA_ERROR, _first_line(error)
+        else:  # a bug: still one line for the scheduler's log, the traceback with --debug
+            code, message = EXIT_DATA_ERROR, f"internal error ({type(error).__name__}): {_first_line(error)}"
+        if debug:
+            traceback.print_exception(error)
+        sys.stderr.write(f"{PROG}: error: {message}\n")
+        return code
