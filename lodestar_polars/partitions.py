@@ -42,14 +42,14 @@ from typing import Any
 
 import polars as pl
 
-from ._spec import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
+from ._mean import QUERIES, UNJUDGED, finish_means, sum_aggregations
+from ._spec import ZERO_WEIGHTS_MESSAGE
 from .namespace import RankMetricsLazyFrame, rank_metrics
 
 __all__ = ["combine_means", "sink"]
 
 COUNT_COLUMNS = ("queries", "weight_sum", "queries_without_judgments")
 _PARTITION = "__lodestar_partition"
-_WEIGHT = "__lodestar_sink_weight"
 _UNJUDGED = "queries_without_judgments"
 # the option keywords that name columns of the source; anything else the methods take is a setting
 _COLUMN_OPTIONS = ("query", "relevance", "score", "doc", "weight", "by")
@@ -176,26 +176,28 @@ def sink(
             qrels_folder = _write_buckets(qrels.lazy(), query, partitions, work / "qrels")
         output = work / "per_query"
         output.mkdir()
+        every_group = None
+        if qrels is not None and by and options.get("missing_queries") == "zero":
+            every_group = pl.scan_parquet(rows_folder / "**" / "*.parquet").select(by).unique().collect()
         sums = []
         for index in range(partitions):
             rows = _bucket(rows_folder, index)
-            if qrels is None:
-                if rows is not None:
-                    per_query = _method(rows, metric)(**options).collect(engine="streaming")
-                    per_query.write_parquet(output / f"part-{index:05d}.parquet")
-                    sums.append(_partial_sums(per_query, metric_columns, weight, by, None))
-            else:
-                judged = _bucket(qrels_folder, index)
-                if rows is not None or judged is not None:  # a bucket with judgments only can score queries 0
-                    run = projected.clear() if rows is None else rows
-                    judged = qrels.lazy().clear() if judged is None else judged
-                    plans = [_method(run, metric)(**{**options, "qrels": judged}), _unjudged(run, judged, query, by)]
-                    per_query, unjudged = pl.collect_all(plans, engine="streaming")
-                    per_query.write_parquet(output / f"part-{index:05d}.parquet")
-                    sums.append(_partial_sums(per_query, metric_columns, weight, by, unjudged))
+            judged = _bucket(qrels_folder, index) if qrels is not None else None
+            if rows is not None or judged is not None:  # a bucket with judgments only can score queries 0
+                run = projected.clear() if rows is None else rows
+                if qrels is not None and judged is None:
+                    judged = qrels.lazy().clear()
+                per_query, partial = _evaluate(run, judged, metric, options, every_group)
+                per_query.write_parquet(output / f"part-{index:05d}.parquet")
+                sums.append(_partial_sums(per_query, metric_columns, weight, by, partial))
             if bar is not None:
                 bar.update(1)
-        mean = _mean_from_sums(sums, metric_columns, by, qrels is not None, mean_schema)
+        if not sums:  # no row and no judgment at all: the single plan's answer on an empty frame
+            empty_qrels = qrels.lazy().clear() if qrels is not None else None
+            per_query, partial = _evaluate(projected.clear(), empty_qrels, metric, options, None)
+            per_query.write_parquet(output / "part-00000.parquet")
+            sums.append(_partial_sums(per_query, metric_columns, weight, by, partial))
+        mean = _mean_from_sums(sums, metric_columns, by, weight, mean_schema)
         if path.suffix == ".parquet":
             single = work / "per_query.parquet"
             pl.scan_parquet(output / "*.parquet").sink_parquet(single)
@@ -207,6 +209,48 @@ def sink(
             bar.close()
         shutil.rmtree(work, ignore_errors=True)
     return mean
+
+
+def _evaluate(
+    run: pl.LazyFrame,
+    judged: pl.LazyFrame | None,
+    metric: str,
+    options: dict[str, Any],
+    every_group: pl.DataFrame | None,
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """One bucket: its per-query rows (sorted by keys) and, with qrels, its run queries without judgments."""
+    if judged is None:
+        return _method(run, metric)(**options).collect(engine="streaming"), None
+    query = _names(options.get("query", "query"))
+    by = _names(options.get("by"))
+    plans = [_method(run, metric)(**{**options, "qrels": judged}), _unjudged(run, judged, query, by)]
+    per_query, unjudged = pl.collect_all(plans, engine="streaming")
+    if every_group is not None:
+        per_query = _score_missing_in_other_groups(per_query, run, judged, metric, options, every_group)
+    return per_query, unjudged
+
+
+def _score_missing_in_other_groups(
+    per_query: pl.DataFrame,
+    run: pl.LazyFrame,
+    judged: pl.LazyFrame,
+    metric: str,
+    options: dict[str, Any],
+    every_group: pl.DataFrame,
+) -> pl.DataFrame:
+    """With by= and missing_queries="zero", the single plan scores every judged query missing from a group's
+    run in that group, for every group of the whole run; a bucket only knows its own groups.  A missing query
+    retrieved nothing, so its row does not depend on the group: score the bucket's judged queries against an
+    empty run once (without by) and give those rows to each group absent from the bucket."""
+    by = _names(options["by"])
+    query = _names(options.get("query", "query"))
+    absent = every_group.join(per_query.select(by).unique(), on=by, how="anti", nulls_equal=True)
+    if absent.height == 0:
+        return per_query
+    without_by = {key: value for key, value in options.items() if key != "by"}
+    missing = _method(run.clear(), metric)(**{**without_by, "qrels": judged}).collect(engine="streaming")
+    extra = absent.join(missing, how="cross").select(per_query.columns)
+    return pl.concat([per_query, extra.cast(per_query.schema)]).sort([*by, *query], nulls_last=True)
 
 
 def _names(value: object) -> list[str]:
@@ -282,10 +326,6 @@ def _unjudged(run: pl.LazyFrame, qrels: pl.LazyFrame, query: list[str], by: list
     return unjudged.group_by(by).agg(pl.len().alias(_UNJUDGED)) if by else unjudged.select(pl.len().alias(_UNJUDGED))
 
 
-def _sum_names(index: int) -> tuple[str, str]:
-    return f"__lodestar_weighted_{index}", f"__lodestar_weights_{index}"
-
-
 def _partial_sums(
     per_query: pl.DataFrame,
     metric_columns: list[str],
@@ -293,48 +333,32 @@ def _partial_sums(
     by: list[str],
     unjudged: pl.DataFrame | None,
 ) -> pl.DataFrame:
-    """Per by group: sum(weight * metric) and sum(weight) over the queries where the metric is not null,
-    for each metric column; the queries entering the mean and their weight sum (by the first column)."""
+    """Per by group, the sums the mean is made of (`_mean.sum_aggregations`): they add up across buckets."""
     w = pl.col(weight[0]).cast(pl.Float64) if weight else pl.lit(1.0, pl.Float64)
-    frame = per_query.with_columns(w.alias(_WEIGHT))
-    w = pl.col(_WEIGHT)
-    aggregates = []
-    for index, name in enumerate(metric_columns):
-        weighted, weights = _sum_names(index)
-        aggregates.append((w * pl.col(name)).sum().alias(weighted))
-        aggregates.append(w.filter(pl.col(name).is_not_null()).sum().alias(weights))
-    entered = pl.col(metric_columns[0]).is_not_null()
-    aggregates.append(entered.sum().cast(pl.Int64).alias("queries"))
-    aggregates.append(w.filter(entered).sum().alias("weight_sum"))
-    sums = frame.group_by(by).agg(aggregates) if by else frame.select(aggregates)
+    aggregations = sum_aggregations(metric_columns, w, pl.lit(True))
+    sums = per_query.group_by(by).agg(aggregations) if by else per_query.select(aggregations)
+    sums = sums.with_columns(pl.col(QUERIES).cast(pl.Int64))
     if unjudged is None:
         return sums
-    unjudged = unjudged.with_columns(pl.col(_UNJUDGED).cast(pl.Int64))
+    unjudged = unjudged.select(*by, pl.col(_UNJUDGED).cast(pl.Int64).alias(UNJUDGED))
     if not by:
         return pl.concat([sums, unjudged], how="horizontal")
     joined = sums.join(unjudged, on=by, how="full", coalesce=True, nulls_equal=True)
-    return joined.with_columns(pl.exclude(by).fill_null(0))
+    return joined.with_columns(pl.all().exclude(by).fill_null(0))
 
 
 def _mean_from_sums(
-    sums: Sequence[pl.DataFrame], metric_columns: list[str], by: list[str], with_qrels: bool, schema: pl.Schema
+    sums: Sequence[pl.DataFrame], metric_columns: list[str], by: list[str], weight: list[str], schema: pl.Schema
 ) -> pl.DataFrame:
-    """The mean frame from the partitions' sums, with the single plan's errors and column types."""
-    if not sums:
-        raise ValueError(NO_QUERY_MESSAGE)
+    """The mean frame from the buckets' sums, by the single plan's rules and errors (`_mean.finish_means`)."""
     stacked = pl.concat(sums, how="diagonal_relaxed")
     totals = [pl.all().exclude(by).sum()]
-    combined = stacked.group_by(by).agg(totals).sort(by, nulls_last=True) if by else stacked.select(totals)
-    if combined.height == 0 or combined["queries"].sum() == 0:
-        raise ValueError(NO_QUERY_MESSAGE)
-    if ((combined["queries"] > 0) & (combined["weight_sum"] == 0)).any():
-        raise ZeroDivisionError(ZERO_WEIGHTS_MESSAGE)
-    means = []
-    for index, name in enumerate(metric_columns):
-        weighted, weights = _sum_names(index)
-        means.append((pl.col(weighted) / pl.col(weights)).alias(name))
-    counts = ["queries", "weight_sum", *([_UNJUDGED] if with_qrels else [])]
-    return combined.select(*by, *means, *counts).select(pl.col(name).cast(dtype) for name, dtype in schema.items())
+    combined = stacked.group_by(by).agg(totals) if by else stacked.select(totals)
+    combined = combined.with_columns(pl.col(QUERIES).cast(pl.UInt32))
+    with_unjudged = UNJUDGED in combined.columns
+    weight_name = weight[0] if weight else None
+    mean = finish_means(combined.lazy(), by, by, metric_columns, weight_name, with_unjudged).collect()
+    return mean.select(pl.col(name).cast(dtype) for name, dtype in schema.items())
 
 
 def _progress_bar(total: int) -> Any:

@@ -386,14 +386,28 @@ def test_sink_by_equals_the_single_plan(tmp_path: Path, metric: str, options: di
     assert_frame_equal(per_query_at(path, by=["device"]), whole, rel_tol=1e-12)
 
 
+@pytest.mark.parametrize("missing_queries", ["skip", "zero"])
 def test_sink_by_with_qrels_equals_the_single_plan(
-    tmp_path: Path, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
+    tmp_path: Path, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame], missing_queries: str
 ) -> None:
     run, qrels = run_and_qrels
-    run = run.with_columns(device=pl.when(pl.col("doc") % 3 == 0).then(pl.lit("a")).otherwise(pl.lit("b")))
-    options: dict[str, Any] = {"doc": "doc", "qrels": qrels, "by": "device", "k": 5}
-    mean = sink(run.lazy(), tmp_path / "out", partitions=8, **options)
+    # device "c" holds one query only, so most buckets lack it; with missing_queries="zero" the single plan
+    # still scores every judged query missing from c's run in group c
+    device = pl.when(pl.col("doc") % 3 == 0).then(pl.lit("a")).otherwise(pl.lit("b"))
+    run = run.with_columns(device=pl.when(pl.col("query") == pl.col("query").min()).then(pl.lit("c")).otherwise(device))
+    options: dict[str, Any] = {"doc": "doc", "qrels": qrels, "by": "device", "k": 5, "missing_queries": missing_queries}
+    path = tmp_path / "out"
+    mean = sink(run.lazy(), path, partitions=8, **options)
     assert_frame_equal(mean, run.rank_metrics.ndcg_mean(**options), rel_tol=1e-12)
+    whole = run.rank_metrics.ndcg(**options)
+    assert_frame_equal(per_query_at(path, by=["device"]), whole, rel_tol=1e-12)
+
+
+def test_sink_by_on_an_empty_frame_gives_the_single_plan_answer(tmp_path: Path) -> None:
+    empty = ragged_run(seed=1).clear().with_columns(device=pl.lit("a"))
+    mean = sink(empty.lazy(), tmp_path / "out", partitions=3, by="device")
+    assert_frame_equal(mean, empty.rank_metrics.ndcg_mean(by="device"))
+    assert mean.height == 0
 
 
 def _group_by_group(metric: str) -> tuple[Any, Any]:
