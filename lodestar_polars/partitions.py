@@ -97,7 +97,8 @@ def sink(
         Every option of the metric method (`k`, `ties`, `weight`, `qrels`, `missing_queries`, `by`, ...).
         They are checked against the source's schema before anything is read.  With `qrels=`, each bucket
         gets the judgments of its own queries (the judgments are bucketed by the same hash).  With `by=`,
-        the buckets still split by the query key only, so a query stays in one bucket whatever its groups.
+        the buckets still split by the query key only, so a query stays in one bucket whatever its groups
+        (and with `missing_queries="zero"` a judged query is scored in every group of the whole run).
 
     Returns
     -------
