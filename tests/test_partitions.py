@@ -58,6 +58,11 @@ CASES: list[tuple[str, dict[str, Any]]] = [
     ("dcg", {"k": [1, 4], "log_base": 10.0, "ties": "optimistic"}),
     ("reciprocal_rank", {"k": [1, 3, None], "threshold": 1.0, "weight": "w"}),
     ("reciprocal_rank", {"ties": "input", "doc": "doc"}),
+    ("precision", {"k": [1, 5]}),
+    ("recall", {"k": 10, "no_relevant": None, "weight": "w"}),
+    ("average_precision", {"ties": "input", "threshold": 1.0}),
+    ("success", {"k": [1, 3]}),
+    ("evaluate", {"measures": ["ndcg@10", "p@5", "r@20", "ap", "rr", "success@1"], "weight": "w"}),
 ]
 
 
