@@ -22,6 +22,7 @@ threads; robust to other load on a shared machine).  Modes:
 
 Then the outputs are compared (per-query values and means of `single` / `single+mean` against `sink`), and
 everything goes to benchmarks/data/scale_results_<rows>.json with the load average before and after.
+A child is killed (and reported so) when the machine has less than 1.5 GB available.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ DATA = HERE / "data"
 DOCS_PER_QUERY = 100
 FILES = 10
 K = 10
+MIN_AVAILABLE_GB = 1.5
 
 
 def generate(rows: int) -> Path:
@@ -75,6 +77,13 @@ def peak_rss_bytes() -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
     raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def available_bytes() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no MemAvailable in /proc/meminfo")
 
 
 def worker(mode: str, root: Path, out: Path, partitions: int) -> None:
@@ -110,12 +119,23 @@ def measure(mode: str, root: Path, out: Path, partitions: int) -> dict[str, obje
     command = [sys.executable, __file__, "--worker", mode, "--root", str(root), "--out", str(out)]
     command += ["--partitions", str(partitions)]
     load_before = os.getloadavg()
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(HERE.parent)})
-    if done.returncode != 0:
-        print(done.stderr, file=sys.stderr)
-        return {"mode": mode, "returncode": done.returncode}
-    result: dict[str, object] = {"mode": mode if mode != "sink" else f"sink({partitions})"}
-    result |= json.loads(done.stdout.strip().splitlines()[-1])
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    killed = ""
+    while child.poll() is None:  # the machine is shared: stop before it runs out of memory
+        available = available_bytes()
+        if available < MIN_AVAILABLE_GB * 2**30:
+            child.kill()
+            killed = f"killed: {available / 2**30:.1f} GB left available on the machine"
+            break
+        time.sleep(0.1)
+    stdout, stderr = child.communicate()
+    name = mode if mode != "sink" else f"sink({partitions})"
+    if child.returncode != 0:
+        print(stderr, file=sys.stderr)
+        return {"mode": name, "returncode": child.returncode, "killed": killed}
+    result: dict[str, object] = {"mode": name}
+    result |= json.loads(stdout.strip().splitlines()[-1])
     result["load_before"] = [round(x, 2) for x in load_before]
     result["load_after"] = [round(x, 2) for x in os.getloadavg()]
     return result
