@@ -212,7 +212,8 @@ def _discount(spec: Spec, position: pl.Expr) -> pl.Expr:
 
 
 def _within(position: str, cutoff: int | None) -> pl.Expr:
-    return pl.lit(True) if cutoff is None else pl.col(position) <= cutoff
+    # a column, not a literal: inside an aggregation `lit(True).sum()` would count 1, not the rows
+    return pl.col(position) > 0 if cutoff is None else pl.col(position) <= cutoff
 
 
 def _cut(value: pl.Expr, position: str, cutoff: int | None) -> pl.Expr:
