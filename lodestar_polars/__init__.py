@@ -6,7 +6,8 @@ Importing the package registers the `.rank_metrics` namespace on `pl.DataFrame` 
 
 from __future__ import annotations
 
+from .compare import compare
 from .namespace import RankMetricsFrame, RankMetricsLazyFrame, rank_metrics
 
-__all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "rank_metrics"]
+__all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "compare", "rank_metrics"]
 __version__ = "0.1.0"
