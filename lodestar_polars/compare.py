@@ -39,14 +39,19 @@ d = x_s - x_b the per-query deltas (computed in float64).
 Resampling is numpy, vectorised: the resamples are drawn in chunks of rows, as a count matrix (how often
 each query is drawn) or a 0/1 sign-flip matrix, multiplied with the matrix of every system's values
 (every metric sharing the same queries at once).  All systems and metrics share the same draws; each
-system's test and interval, taken on its own, is exactly the method above.  A seed (`seed=`) makes the
-output reproducible bit for bit on the same machine and library versions.
+system's test and interval, taken on its own, is exactly the method above.  The chunks run on a few
+threads (numpy's generators, `bincount` and BLAS release the GIL); each chunk draws from its own
+generator, seeded from `numpy.random.SeedSequence(seed)` by its index, and the chunking depends only on
+the number of queries and resamples, so a seed makes the output reproducible bit for bit (same machine
+and library versions) whatever the scheduling.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -66,6 +71,8 @@ Missing = Literal["error", "drop"]
 
 # elements (resamples x queries) of one chunk of the count or sign matrix: 32 MB as float64
 _CHUNK_ELEMENTS = 1 << 22
+# threads for the resampling chunks
+_THREADS = min(4, os.cpu_count() or 1)
 # scipy.stats.permutation_test's relative tolerance for null statistics equal to the observed one
 _TIE_TOLERANCE = float(np.finfo(np.float64).eps) * 100
 # deltas whose spread is within a few units in the last place of the values are constant
@@ -256,7 +263,7 @@ def compare(
         metric: _baseline_index(metric, values[metric][kept[metric]], systems, options) for metric in metric_names
     }
 
-    rng = np.random.default_rng(options.seed)
+    seeds = np.random.SeedSequence(options.seed)
     results: dict[str, _MetricResult] = {}
     # metrics kept on the same queries share one resampling pass
     groups: dict[bytes, list[str]] = {}
@@ -264,7 +271,7 @@ def compare(
         groups.setdefault(np.packbits(kept[metric]).tobytes(), []).append(metric)
     for group in groups.values():
         matrices = [values[metric][kept[metric]] for metric in group]
-        for result in _compare_group(group, matrices, [baselines[m] for m in group], systems, options, rng, stats):
+        for result in _compare_group(group, matrices, [baselines[m] for m in group], systems, options, seeds, stats):
             results[result.metric] = result
     return _table([results[metric] for metric in metric_names], systems, options)
 
@@ -528,7 +535,7 @@ def _compare_group(
     baselines: list[int],
     systems: pl.Series,
     options: _Options,
-    rng: np.random.Generator,
+    seeds: np.random.SeedSequence,
     stats: ModuleType | None,
 ) -> list[_MetricResult]:
     """Every metric of one group (same kept queries): shared resamples, one result per metric."""
@@ -568,7 +575,8 @@ def _compare_group(
             for delta, mean, is_zero in zip(deltas, mean_deltas, all_zero, strict=True)
         ]
     else:
-        boot_means = _bootstrap_means(np.hstack(matrices), options.n_resamples, rng)
+        boot_seeds, permutation_seeds = seeds.spawn(2)
+        boot_means = _bootstrap_means(np.hstack(matrices), options.n_resamples, boot_seeds)
         mean_intervals, delta_intervals, boot_deltas = [], [], []
         start = 0
         for rest, base, is_zero in zip(others, baselines, all_zero, strict=True):
@@ -583,7 +591,7 @@ def _compare_group(
         if options.test == "bootstrap":
             p_values = [_bootstrap_p(boot, mean) for boot, mean in zip(boot_deltas, mean_deltas, strict=True)]
         elif options.test == "permutation":
-            p_values = _permutation_p(deltas, options.n_resamples, rng)
+            p_values = _permutation_p(deltas, options.n_resamples, permutation_seeds)
         else:
             assert stats is not None
             p_values = [_wilcoxon_p(delta, is_zero, stats) for delta, is_zero in zip(deltas, all_zero, strict=True)]
@@ -652,22 +660,47 @@ def _percentile_interval(samples: FloatArray, alpha: float) -> tuple[FloatArray,
     return low, high
 
 
-def _chunk_rows(n: int, total: int) -> int:
-    return max(1, min(total, _CHUNK_ELEMENTS // n))
+def _chunks(n: int, total: int) -> list[tuple[int, int]]:
+    """(start, size) of the row chunks of a (total x n) resampling matrix: a function of n and total only."""
+    rows = max(1, min(total, _CHUNK_ELEMENTS // n))
+    return [(start, min(rows, total - start)) for start in range(0, total, rows)]
 
 
-def _bootstrap_means(values: FloatArray, n_resamples: int, rng: np.random.Generator) -> FloatArray:
+def _map_chunks(
+    work: Callable[[int, int, np.random.SeedSequence], None],
+    chunks: list[tuple[int, int]],
+    seeds: np.random.SeedSequence,
+) -> None:
+    """Run `work(start, size, seed)` on every chunk, on a few threads (numpy's generators, bincount and BLAS
+    release the GIL).  Each chunk draws from its own generator, seeded from `seeds` by its index, and
+    writes its own rows, so the result does not depend on the scheduling."""
+    chunk_seeds = seeds.spawn(len(chunks))
+    workers = min(_THREADS, len(chunks))
+    if workers <= 1:
+        for (start, size), seed in zip(chunks, chunk_seeds, strict=True):
+            work(start, size, seed)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(
+            pool.map(
+                lambda args: work(*args), [(*chunk, seed) for chunk, seed in zip(chunks, chunk_seeds, strict=True)]
+            )
+        )
+
+
+def _bootstrap_means(values: FloatArray, n_resamples: int, seeds: np.random.SeedSequence) -> FloatArray:
     """Means of every column over `n_resamples` resamples of the rows with replacement (rows drawn jointly)."""
     n = values.shape[0]
-    rows = _chunk_rows(n, n_resamples)
     sums = np.empty((n_resamples, values.shape[1]))
-    counts = np.empty((rows, n))
-    for start in range(0, n_resamples, rows):
-        size = min(rows, n_resamples - start)
-        draws = rng.integers(0, n, size=(size, n), dtype=np.uint32 if n < 2**32 else np.uint64)
+
+    def work(start: int, size: int, seed: np.random.SeedSequence) -> None:
+        draws = np.random.default_rng(seed).integers(0, n, size=(size, n), dtype=np.int64)
+        counts = np.empty((size, n))
         for row in range(size):
             counts[row] = np.bincount(draws[row], minlength=n)
-        sums[start : start + size] = counts[:size] @ values
+        sums[start : start + size] = counts @ values
+
+    _map_chunks(work, _chunks(n, n_resamples), seeds)
     means: FloatArray = sums / n
     return means
 
@@ -679,33 +712,38 @@ def _bootstrap_p(boot_delta: FloatArray, observed: FloatArray) -> FloatArray:
     return p
 
 
-def _permutation_p(deltas: list[FloatArray], n_resamples: int, rng: np.random.Generator) -> list[FloatArray]:
+def _permutation_p(deltas: list[FloatArray], n_resamples: int, seeds: np.random.SeedSequence) -> list[FloatArray]:
     """Fisher's sign-flip test for every column of every delta matrix, sharing the sign vectors."""
     stacked = np.hstack(deltas)
     n = stacked.shape[0]
     totals = stacked.sum(axis=0)
     observed = totals / n
     tolerance = _TIE_TOLERANCE * np.abs(observed)
-    less = np.zeros(stacked.shape[1], dtype=np.int64)
-    greater = np.zeros(stacked.shape[1], dtype=np.int64)
     exact = n <= n_resamples.bit_length() - 1  # 2**n <= n_resamples
     total = 1 << n if exact else n_resamples
-    rows = _chunk_rows(n, total)
+    chunks = _chunks(n, total)
+    less = np.zeros((len(chunks), stacked.shape[1]), dtype=np.int64)
+    greater = np.zeros((len(chunks), stacked.shape[1]), dtype=np.int64)
+    chunk_index = {start: index for index, (start, _) in enumerate(chunks)}
     bit_positions = np.arange(n, dtype=np.int64)
-    for start in range(0, total, rows):
-        size = min(rows, total - start)
+
+    def work(start: int, size: int, seed: np.random.SeedSequence) -> None:
         if exact:
             # every sign vector once: bit i of the vector's number flips query i
             flips = ((np.arange(start, start + size, dtype=np.int64)[:, None] >> bit_positions) & 1).astype(np.float64)
         else:
-            random_bytes = rng.integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8)
+            random_bytes = np.random.default_rng(seed).integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8)
             flips = np.unpackbits(random_bytes, axis=1, count=n).astype(np.float64)
-        # flipping the signs of the set S turns the sum of d into sum(d) - 2 * sum over S of d
+        # flipping the signs of the set F turns the sum of d into sum(d) - 2 * (sum of d over F)
         null = (totals - 2.0 * (flips @ stacked)) / n
-        less += (null <= observed + tolerance).sum(axis=0)
-        greater += (null >= observed - tolerance).sum(axis=0)
+        index = chunk_index[start]
+        less[index] = (null <= observed + tolerance).sum(axis=0)
+        greater[index] = (null >= observed - tolerance).sum(axis=0)
+
+    _map_chunks(work, chunks, seeds)
     adjustment = 0 if exact else 1
-    p = np.minimum(2.0 * np.minimum(less + adjustment, greater + adjustment) / (total + adjustment), 1.0)
+    smaller = np.minimum(less.sum(axis=0), greater.sum(axis=0)) + adjustment
+    p = np.minimum(2.0 * smaller / (total + adjustment), 1.0)
     split = np.cumsum([delta.shape[1] for delta in deltas])[:-1]
     return list(np.split(p, split))
 
