@@ -248,6 +248,9 @@ def compare(
     metric_names = _metric_columns(per_query.collect_schema(), options)
     needed = [options.system, *options.query, *metric_names]
     frame = per_query.select(needed) if isinstance(per_query, pl.DataFrame) else per_query.select(needed).collect()
+    if frame.height == 0:
+        msg = "the per-query frame has no rows"
+        raise ValueError(msg)
     _check_frame(frame, options, metric_names)
     systems, values, present = _pivot(frame, options, metric_names)
     if systems.len() < 2:
@@ -423,66 +426,70 @@ def _check_frame(frame: pl.DataFrame, options: _Options, metrics: list[str]) -> 
         if nulls:
             msg = f"{role} column {column!r} has {nulls} null value(s)"
             raise ValueError(msg)
-    for metric in metrics:
-        if frame.schema[metric].is_float():
-            bad = frame.filter(pl.col(metric).is_nan() | pl.col(metric).is_infinite())
-            if bad.height:
-                first = bad.row(0, named=True)
-                msg = (
-                    f"metric column {metric!r} has {bad.height} NaN or infinite value(s), the first for "
-                    f"system {_describe(first[options.system])}, query {_describe_query(first, options)}"
-                )
-                raise ValueError(msg)
     keys = [options.system, *options.query]
-    duplicates = frame.group_by(keys).len().filter(pl.col("len") > 1).sort(keys)
-    if duplicates.height:
-        first = duplicates.row(0, named=True)
-        msg = (
-            f"{duplicates.height} (system, query) pair(s) have several rows: system "
-            f"{_describe(first[options.system])}, query {_describe_query(first, options)} has {first['len']}; "
-            "compare needs one row per system and query"
-        )
-        raise ValueError(msg)
+    for metric in metrics:
+        if not frame.schema[metric].is_float():
+            continue
+        not_finite = pl.col(metric).is_nan() | pl.col(metric).is_infinite()
+        if frame.select(not_finite.any()).item():
+            bad = frame.filter(not_finite).sort(keys)
+            first = bad.row(0, named=True)
+            msg = (
+                f"metric column {metric!r} has {bad.height} NaN or infinite value(s), the first for "
+                f"system {_describe(first[options.system])}, query {_describe_query(first, options)}"
+            )
+            raise ValueError(msg)
     if options.missing == "error":
         for metric in metrics:
+            if not frame[metric].null_count():
+                continue
             null_rows = frame.filter(pl.col(metric).is_null()).sort(keys)
-            if null_rows.height:
-                first = null_rows.row(0, named=True)
-                msg = (
-                    f"metric column {metric!r} is null for {null_rows.height} (system, query) row(s), the first for "
-                    f"system {_describe(first[options.system])}, query {_describe_query(first, options)}; "
-                    "pass missing='drop' to leave those queries out of that metric for every system"
-                )
-                raise ValueError(msg)
-
-
-def _temporary_name(frame: pl.DataFrame, stem: str) -> str:
-    name = stem
-    while name in frame.columns:
-        name += "_"
-    return name
+            first = null_rows.row(0, named=True)
+            msg = (
+                f"metric column {metric!r} is null for {null_rows.height} (system, query) row(s), the first for "
+                f"system {_describe(first[options.system])}, query {_describe_query(first, options)}; "
+                "pass missing='drop' to leave those queries out of that metric for every system"
+            )
+            raise ValueError(msg)
 
 
 def _pivot(
     frame: pl.DataFrame, options: _Options, metrics: list[str]
 ) -> tuple[pl.Series, dict[str, FloatArray], NDArray[np.bool_]]:
-    """Sorted systems, one (queries x systems) float64 matrix per metric (NaN: no row or null), row presence."""
-    system_index = _temporary_name(frame, "__system_index")
-    query_index = _temporary_name(frame, "__query_index")
-    systems = frame.select(options.system).unique().sort(options.system).with_row_index(system_index)
-    queries = frame.select(options.query).unique().sort(options.query).with_row_index(query_index)
-    indexed = frame.join(systems, on=options.system, how="left").join(queries, on=list(options.query), how="left")
-    rows = indexed[query_index].to_numpy()
-    columns = indexed[system_index].to_numpy()
-    shape = (queries.height, systems.height)
+    """Sorted systems, one (queries x systems) float64 matrix per metric (NaN: no row or null), row presence.
+
+    Raises on duplicate (system, query) rows.
+    """
+    query_key = pl.col(options.query[0]) if len(options.query) == 1 else pl.struct(options.query)
+    codes = frame.select(
+        system=pl.col(options.system).rank("dense").cast(pl.Int64) - 1,
+        query=query_key.rank("dense").cast(pl.Int64) - 1,
+    )
+    columns = codes["system"].to_numpy()
+    rows = codes["query"].to_numpy()
+    n_systems, n_queries = int(columns.max()) + 1, int(rows.max()) + 1
+    _, first_rows = np.unique(columns, return_index=True)
+    systems = frame[options.system].gather(first_rows)
+    cells = rows * n_systems + columns
+    repeated = np.bincount(cells, minlength=n_queries * n_systems) > 1
+    if repeated.any():
+        first = frame.row(int(np.flatnonzero(repeated[cells])[0]), named=True)
+        count = int((cells == cells[np.flatnonzero(repeated[cells])[0]]).sum())
+        msg = (
+            f"{int(repeated.sum())} (system, query) pair(s) have several rows: system "
+            f"{_describe(first[options.system])}, query {_describe_query(first, options)} has {count}; "
+            "compare needs one row per system and query"
+        )
+        raise ValueError(msg)
+    shape = (n_queries, n_systems)
     present = np.zeros(shape, dtype=bool)
     present[rows, columns] = True
     values: dict[str, FloatArray] = {}
     for metric in metrics:
         matrix = np.full(shape, np.nan)
-        matrix[rows, columns] = indexed[metric].cast(pl.Float64).to_numpy()
+        matrix[rows, columns] = frame[metric].cast(pl.Float64).to_numpy()
         values[metric] = matrix
-    return systems[options.system], values, present
+    return systems, values, present
 
 
 def _check_complete(frame: pl.DataFrame, options: _Options, systems: pl.Series, present: NDArray[np.bool_]) -> None:

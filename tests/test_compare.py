@@ -496,6 +496,12 @@ def test_bad_arguments_are_errors(arguments: dict[str, object], message: str) ->
         lp.compare(frame, **options)  # type: ignore[arg-type]
 
 
+def test_an_empty_frame_is_an_error() -> None:
+    frame = two_systems([0.1, 0.2], [0.3, 0.4]).clear()
+    with pytest.raises(ValueError, match=r"the per-query frame has no rows"):
+        lp.compare(frame.lazy(), system="model")
+
+
 def test_no_numeric_metric_column_is_an_error() -> None:
     frame = pl.DataFrame({"model": ["a", "b"], "query": [1, 1], "label": ["x", "y"]})
     with pytest.raises(ValueError, match=r"no metric column"):
