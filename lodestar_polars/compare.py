@@ -515,7 +515,8 @@ def _kept_queries(metric: str, matrix: FloatArray, options: _Options) -> NDArray
     if count < 2:
         where = " after missing='drop'" if options.missing == "drop" and count < matrix.shape[0] else ""
         msg = (
-            f"metric {metric!r}: {count} query has a value for every system{where}; "
+            f"metric {metric!r}: {count} {'query has' if count == 1 else 'queries have'} a value for every "
+            f"system{where}; "
             "a paired comparison needs at least 2 queries per system"
         )
         raise ValueError(msg)
