@@ -33,13 +33,15 @@ import sys
 import time
 import types
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import polars as pl
 
 import lodestar_polars as lp
+from lodestar_polars.compare import Test
 
-TESTS = ("t", "permutation", "bootstrap", "wilcoxon")
+TESTS: tuple[Test, ...] = ("t", "permutation", "bootstrap", "wilcoxon")
 
 
 def per_query_values(n_systems: int, n_queries: int, seed: int = 0) -> np.ndarray:
@@ -70,9 +72,7 @@ def timed(function: Callable[[], object]) -> tuple[float, object]:
 def run_lodestar(frame: pl.DataFrame, resamples: int) -> dict[str, float]:
     times = {}
     for test in TESTS:
-        seconds, table = timed(
-            lambda test=test: lp.compare(frame, system="model", test=test, n_resamples=resamples, seed=0)  # type: ignore[misc]
-        )
+        seconds, table = timed(partial(lp.compare, frame, system="model", test=test, n_resamples=resamples, seed=0))
         assert isinstance(table, pl.DataFrame)
         times[test] = seconds
         significant = int((table["p_adjusted"] < 0.05).sum())
@@ -87,15 +87,15 @@ def ranx_compare_on(values: np.ndarray, stat_test: str, n_permutations: int) -> 
     compare_module = sys.modules["ranx.meta.compare"]
     names = [f"system-{s:02d}" for s in range(values.shape[0])]
     scores = dict(zip(names, values, strict=True))
-    original = compare_module.evaluate  # type: ignore[attr-defined]
-    compare_module.evaluate = lambda qrels, run, metrics, **_: scores[run.name]  # type: ignore[attr-defined]
+    original = getattr(compare_module, "evaluate")  # noqa: B009  (a module attribute mypy does not know)
+    setattr(compare_module, "evaluate", lambda qrels, run, metrics, **_: scores[run.name])  # noqa: B010
     try:
         runs = [types.SimpleNamespace(name=name) for name in names]
         return ranx.compare(
             qrels=None, runs=runs, metrics=["ndcg@10"], stat_test=stat_test, n_permutations=n_permutations
         )
     finally:
-        compare_module.evaluate = original  # type: ignore[attr-defined]
+        setattr(compare_module, "evaluate", original)  # noqa: B010
 
 
 def run_ranx(values: np.ndarray, resamples: int, ranx_permutations: int) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -16,6 +17,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import lodestar_polars as lp
+from lodestar_polars.compare import Correction, Test
 
 stats = pytest.importorskip("scipy.stats")
 multitest = pytest.importorskip("statsmodels.stats.multitest")
@@ -100,9 +102,9 @@ def test_wins_ties_losses_by_hand() -> None:
 
 @pytest.mark.parametrize("method", ["holm", "bonferroni"])
 @pytest.mark.parametrize("test", ["t", "wilcoxon"])
-def test_corrections_equal_statsmodels_multipletests(method: str, test: str) -> None:
+def test_corrections_equal_statsmodels_multipletests(method: Correction, test: Test) -> None:
     frame = per_query_frame(30, seed=2)
-    table = lp.compare(frame, system="model", baseline="bm25", test=test, correction=method)  # type: ignore[arg-type]
+    table = lp.compare(frame, system="model", baseline="bm25", test=test, correction=method)
     compared = table.filter(pl.col("model") != "bm25")
     expected = multitest.multipletests(compared["p_value"].to_numpy(), method=method)[1]
     np.testing.assert_allclose(compared["p_adjusted"].to_numpy(), expected, rtol=0, atol=1e-12)
@@ -232,8 +234,8 @@ def test_bootstrap_p_value_within_four_standard_errors_of_scipys_bootstrap_distr
 
 
 @pytest.mark.parametrize("test", ["permutation", "bootstrap", "wilcoxon"])
-def test_resampled_intervals_contain_the_observed_mean(test: str) -> None:
-    table = lp.compare(per_query_frame(50, seed=11), system="model", baseline="bm25", test=test, seed=0)  # type: ignore[arg-type]
+def test_resampled_intervals_contain_the_observed_mean(test: Test) -> None:
+    table = lp.compare(per_query_frame(50, seed=11), system="model", baseline="bm25", test=test, seed=0)
     assert (table["ci_low"] <= table["mean"]).all()
     assert (table["mean"] <= table["ci_high"]).all()
     compared = table.filter(pl.col("model") != "bm25")
@@ -245,12 +247,12 @@ def test_resampled_intervals_contain_the_observed_mean(test: str) -> None:
 
 
 @pytest.mark.parametrize("test", ["permutation", "bootstrap", "wilcoxon"])
-def test_a_seed_reproduces_the_output_bit_for_bit(test: str) -> None:
+def test_a_seed_reproduces_the_output_bit_for_bit(test: Test) -> None:
     frame = per_query_frame(200, seed=12).with_columns(other=pl.col("ndcg@10").sqrt())
-    first = lp.compare(frame, system="model", test=test, n_resamples=3000, seed=42)  # type: ignore[arg-type]
-    again = lp.compare(frame.lazy(), system="model", test=test, n_resamples=3000, seed=42)  # type: ignore[arg-type]
+    first = lp.compare(frame, system="model", test=test, n_resamples=3000, seed=42)
+    again = lp.compare(frame.lazy(), system="model", test=test, n_resamples=3000, seed=42)
     assert_frame_equal(first, again, check_exact=True)
-    other = lp.compare(frame, system="model", test=test, n_resamples=3000, seed=43)  # type: ignore[arg-type]
+    other = lp.compare(frame, system="model", test=test, n_resamples=3000, seed=43)
     assert not first.equals(other)
 
 
@@ -359,10 +361,10 @@ def test_drop_treats_null_values_as_missing_for_that_metric_only() -> None:
 
 
 @pytest.mark.parametrize("test", ["t", "permutation", "bootstrap", "wilcoxon"])
-def test_identical_systems_have_p_one_and_zero_delta(test: str) -> None:
+def test_identical_systems_have_p_one_and_zero_delta(test: Test) -> None:
     frame = per_query_frame(15, seed=21)
     copy = frame.filter(pl.col("model") == "dense").with_columns(model=pl.lit("dense-copy"))
-    table = lp.compare(pl.concat([frame, copy]), system="model", baseline="dense", test=test, seed=0)  # type: ignore[arg-type]
+    table = lp.compare(pl.concat([frame, copy]), system="model", baseline="dense", test=test, seed=0)
     got = row(table, "dense-copy")
     assert got["p_value"] == 1.0
     assert (got["delta"], got["delta_ci_low"], got["delta_ci_high"], got["effect_size"]) == (0.0, 0.0, 0.0, 0.0)
@@ -371,14 +373,14 @@ def test_identical_systems_have_p_one_and_zero_delta(test: str) -> None:
 
 
 @pytest.mark.parametrize("test", ["permutation", "bootstrap", "wilcoxon"])
-def test_constant_nonzero_delta_without_t(test: str) -> None:
+def test_constant_nonzero_delta_without_t(test: Test) -> None:
     # every delta is +0.25 (dyadic, so exact in float64): no variance, yet a sign-flip, bootstrap or
     # signed-rank test is defined; 2**8 = 256 sign vectors, only the identity reaches the observed mean
     base = [0.0, 0.25, 0.5, 0.25, 0.5, 0.0, 0.25, 0.5]
     frame = pl.DataFrame(
         {"model": ["a"] * 8 + ["b"] * 8, "query": list(range(8)) * 2, "m": [*base, *(v + 0.25 for v in base)]}
     )
-    got = row(lp.compare(frame, system="model", baseline="a", test=test, n_resamples=256, seed=0), "b", "m")  # type: ignore[arg-type]
+    got = row(lp.compare(frame, system="model", baseline="a", test=test, n_resamples=256, seed=0), "b", "m")
     assert got["effect_size"] == math.inf
     assert got["delta"] == 0.25
     if test == "permutation":
@@ -489,11 +491,11 @@ def test_null_keys_are_an_error() -> None:
         ({"missing": "zero"}, r"missing must be 'error' or 'drop', got 'zero'"),
     ],
 )
-def test_bad_arguments_are_errors(arguments: dict[str, object], message: str) -> None:
+def test_bad_arguments_are_errors(arguments: dict[str, Any], message: str) -> None:
     frame = two_systems([0.1, 0.2, 0.3], [0.2, 0.3, 0.5]).with_columns(label=pl.lit("x"))
-    options: dict[str, object] = {"system": "model", **arguments}
+    options: dict[str, Any] = {"system": "model", **arguments}
     with pytest.raises(ValueError, match=message):
-        lp.compare(frame, **options)  # type: ignore[arg-type]
+        lp.compare(frame, **options)
 
 
 def test_an_empty_frame_is_an_error() -> None:

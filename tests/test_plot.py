@@ -65,7 +65,7 @@ def test_example_systems_is_deterministic_ragged_and_has_ties() -> None:
     assert frame.equals(example_systems(n_queries=40, seed=1))
     lengths = frame.filter(pl.col("model") == "bm25").group_by("query_id").len()["len"]
     assert lengths.n_unique() > 1
-    assert frame.group_by("model", "query_id", "score").len()["len"].max() > 1  # type: ignore[operator]
+    assert frame.group_by("model", "query_id", "score").len().filter(pl.col("len") > 1).height > 0
     # bm25 is the weakest model on the default data (what the README shows)
     means = per_model(example_systems(), mean=True, k=[10]).sort("ndcg@10")
     assert means["model"][0] == "bm25"
