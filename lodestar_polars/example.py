@@ -39,6 +39,63 @@ def write_example_log(path: Path, n_queries: int, seed: int = 7) -> int:
     return len(query)
 
 
+# how strongly each model's score follows the relevance: bm25 is the weakest, hybrid the strongest
+SYSTEM_SIGNAL = {"bm25": 0.45, "dense": 0.55, "hybrid": 0.7}
+
+
+def example_systems(n_queries: int = 200, seed: int = 11) -> pl.DataFrame:
+    """Three retrieval models scoring the same judged candidates: the built-in data for `compare` and the plots.
+
+    Each query has 5-30 candidate documents (ragged) with graded relevance 0-3 and a per-query difficulty;
+    every model scores every candidate as `signal * difficulty * relevance + noise`, rounded to one decimal
+    (so scores tie), with the model's signal from `SYSTEM_SIGNAL`: "bm25" < "dense" < "hybrid".
+    Deterministic for a given `n_queries` and `seed`.
+
+    Parameters
+    ----------
+    n_queries
+        Number of queries.
+    seed
+        Seed of numpy's random generator.
+
+    Returns
+    -------
+    pl.DataFrame
+        Columns `model` (String), `query_id` (Int64), `doc_id` (String), `relevance` (Int8), `score`
+        (Float64); one row per (model, query, document), sorted by model then query.
+
+    Examples
+    --------
+    >>> from lodestar_polars.example import example_systems
+    >>> systems = example_systems(n_queries=50)
+    >>> systems.group_by("model").agg(pl.col("query_id").n_unique()).sort("model")
+    shape: (3, 2)
+    ┌────────┬──────────┐
+    │ model  ┆ query_id │
+    │ ---    ┆ ---      │
+    │ str    ┆ u32      │
+    ╞════════╪══════════╡
+    │ bm25   ┆ 50       │
+    │ dense  ┆ 50       │
+    │ hybrid ┆ 50       │
+    └────────┴──────────┘
+    """
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(5, 31, n_queries)
+    query = np.repeat(np.arange(n_queries, dtype=np.int64), lengths)
+    position = np.arange(len(query)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    relevance = rng.choice(4, size=len(query), p=[0.55, 0.25, 0.12, 0.08]).astype(np.int8)
+    difficulty = np.repeat(rng.uniform(0.2, 1.0, n_queries), lengths)
+    doc_id = [f"doc-{i}" for i in position]
+    frames = []
+    for model, signal in SYSTEM_SIGNAL.items():
+        score = np.round(signal * difficulty * relevance + rng.normal(0.0, 0.6, len(query)), 1)
+        frames.append(
+            pl.DataFrame({"model": model, "query_id": query, "doc_id": doc_id, "relevance": relevance, "score": score})
+        )
+    return pl.concat(frames)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--queries", type=int, default=1000, help="number of queries to generate")
