@@ -18,19 +18,9 @@ import polars as pl
 
 import lodestar_polars as lp
 from lodestar_polars import plot
-from lodestar_polars.example import SYSTEM_SIGNAL, example_systems
+from lodestar_polars.example import example_systems
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-def per_model(frame: pl.DataFrame, *, mean: bool, k: list[int | None]) -> pl.DataFrame:
-    """NDCG per model, one model at a time (what `ndcg(by="model")` will do in one plan)."""
-    parts = []
-    for model in SYSTEM_SIGNAL:
-        metrics = frame.filter(pl.col("model") == model).rank_metrics
-        part = metrics.ndcg_mean(query="query_id", k=k) if mean else metrics.ndcg(query="query_id", k=k)
-        parts.append(part.select(pl.lit(model).alias("model"), pl.all()))
-    return pl.concat(parts)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -41,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
 
     runs = example_systems(n_queries=args.queries)
-    per_query = per_model(runs, mean=False, k=[5, 10])
+    per_query = runs.rank_metrics.ndcg(by="model", query="query_id", k=[5, 10])
     table = lp.compare(per_query, system="model", query="query_id", baseline="bm25", test="permutation", seed=0)
     with pl.Config(tbl_cols=-1, tbl_width_chars=200, float_precision=4, tbl_hide_dataframe_shape=True):
         print(table)
@@ -52,7 +42,9 @@ def main(argv: list[str] | None = None) -> None:
             per_query, system="model", baseline="bm25", metric="ndcg@10", query="query_id"
         ),
         "compare_distribution.png": plot.distribution(per_query, system="model", metric="ndcg@10"),
-        "compare_cutoff_curve.png": plot.cutoff_curve(per_model(runs, mean=True, k=[1, 3, 5, 10, 20]), by="model"),
+        "compare_cutoff_curve.png": plot.cutoff_curve(
+            runs.rank_metrics.ndcg_mean(by="model", query="query_id", k=[1, 3, 5, 10, 20]), by="model"
+        ),
     }
     for name, chart in charts.items():
         chart.save(args.out / name, scale_factor=2.0)
