@@ -2,7 +2,9 @@
 
 Writes a synthetic evaluation log to Parquet (one row per query and document: relevance, model score,
 a per-query weight), then evaluates it lazily with `scan_parquet` and the streaming engine, printing the
-per-query NDCG and the weighted mean at several cut-offs.
+per-query NDCG and the weighted mean at several cut-offs (from one read of the log: the mean comes from the
+per-query frame).  Then it evaluates three models side by side (`example_systems`): several measures per
+model in one plan (`by="model"`), and which differences are real (`compare`, when scipy is installed).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from lodestar_polars import rank_metrics
+from lodestar_polars import mean, rank_metrics
 
 CUTOFFS: list[int | None] = [1, 3, 5, 10, None]
 
@@ -110,17 +112,36 @@ def main(argv: list[str] | None = None) -> None:
     # the same as pl.scan_parquet(log).rank_metrics.ndcg(...), through the typed accessor
     metrics = rank_metrics(pl.scan_parquet(log))
     per_query_plan = metrics.ndcg(query="query_id", doc="doc_id", k=CUTOFFS, weight="traffic_weight")
-    mean_plan = metrics.ndcg_mean(query="query_id", doc="doc_id", k=CUTOFFS, weight="traffic_weight")
-    per_query, mean = pl.collect_all([per_query_plan, mean_plan], engine="streaming")
+    per_query = per_query_plan.collect(engine="streaming")
+    means = mean(per_query, weight="traffic_weight")  # from the per-query frame: the log is read once
 
     with pl.Config(tbl_rows=12, tbl_cols=12, float_precision=4):
         print("per-query NDCG (tie-averaged, as scikit-learn's ndcg_score):")
         print(per_query)
         print("\nweighted mean over queries:")
-        print(mean)
+        print(means)
     out = folder / "ndcg_per_query.parquet"
     per_query_plan.sink_parquet(out)
     print(f"\nper-query results also written with sink_parquet to {out}")
+
+    systems_log = folder / "three_models.parquet"
+    example_systems(n_queries=200).write_parquet(systems_log)
+    models = rank_metrics(pl.scan_parquet(systems_log))
+    measures = ["ndcg@10", "p@5", "r@10", "ap", "rr", "success@1"]
+    per_model_query = models.evaluate(measures, by="model", query="query_id", doc="doc_id").collect()
+    with pl.Config(tbl_cols=12, float_precision=4):
+        print(f"\nthree models on 200 queries ({systems_log}), several measures per model in one plan:")
+        print(mean(per_model_query, by="model"))
+    try:
+        from lodestar_polars import compare
+
+        table = compare(per_model_query, system="model", query="query_id", metrics=["ndcg@10", "ap"], baseline="bm25")
+    except ImportError as error:  # compare's t-test needs scipy (the `stats` extra)
+        print(f"\n(skipping the comparison: {error})")
+        return
+    with pl.Config(tbl_cols=8, float_precision=4):
+        print("\nagainst bm25 (paired t-test over queries, Holm-corrected):")
+        print(table.select("metric", "model", "mean", "delta", "p_adjusted", "wins", "ties", "losses"))
 
 
 if __name__ == "__main__":
