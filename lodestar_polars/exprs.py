@@ -193,13 +193,15 @@ def _inputs(
 
 
 # ----------------------------------------------------------------------------------------------- pieces
+def _field(name: str) -> pl.Expr:
+    return pl.element().struct.field(name)
+
+
 def _let(fields: Mapping[str, pl.Expr], body: pl.Expr) -> pl.Expr:
-    """`body`, written with `pl.field(name)`, over `fields` evaluated once each (no CSE in aggregations)."""
-    return (
-        pl.struct([e.alias(n) for n, e in fields.items()])
-        .struct.with_fields(body.alias("__body"))
-        .struct.field("__body")
-    )
+    """The group's rows of `body` as a list: `body`, written with `_field(name)`, reads `fields`, each evaluated
+    once (Polars does not share repeated sub-expressions inside an aggregation).  `list.eval` rather than
+    `struct.with_fields`: the streaming engine refuses `pl.field` inside an aggregation."""
+    return pl.struct([e.alias(n) for n, e in fields.items()]).implode().list.eval(body)
 
 
 def _gain(i: _Inputs) -> pl.Expr:
@@ -251,7 +253,7 @@ def _tie_averaged_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
     """sum over rows of gain * (CD(b) - CD(a - 1)) / (b - a + 1), a..b the positions of the row's tie block."""
     first = i.score.rank("min", descending=True)
     last = i.score.rank("max", descending=True)
-    a, b, g = pl.field("a"), pl.field("b"), pl.field("g")
+    a, b, g = _field("a"), _field("b"), _field("g")
     block_size = (b - a + 1).cast(pl.Float64)
     if i.k is not None and i.k <= _TABLE_CUTOFF_LIMIT:
         k, table = i.k, _cumulative_discounts(i.k, log_base)
@@ -261,17 +263,17 @@ def _tie_averaged_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
             return clipped.replace_strict(list(range(k + 1)), table, return_dtype=pl.Float64)
 
         per_row = _let({"a": first, "b": last, "g": gain}, g * (cumulative(b) - cumulative(a - 1)) / block_size)
-        return per_row.sum()
+        return per_row.list.sum()
     discount = _discount(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), i.k, log_base)
     fields = {"a": first, "b": last, "g": gain, "d": discount, "c": discount.cum_sum()}
     # CD(b) - CD(a - 1) = CD(b) - CD(a) + discount(a), with 0-based gathers
-    c, d = pl.field("c"), pl.field("d")
+    c, d = _field("c"), _field("d")
     block_discount = c.gather(b - 1) - c.gather(a - 1) + d.gather(a - 1)
-    return _let(fields, g * block_discount / block_size).sum()
+    return _let(fields, g * block_discount / block_size).list.sum()
 
 
 def _ordered_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
-    return _let({"p": _position(i, gain), "g": gain}, pl.field("g") * _discount(pl.field("p"), i.k, log_base)).sum()
+    return _let({"p": _position(i, gain), "g": gain}, _field("g") * _discount(_field("p"), i.k, log_base)).list.sum()
 
 
 def _dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
@@ -282,7 +284,7 @@ def _ideal_dcg(i: _Inputs, gain: pl.Expr) -> pl.Expr:
     # ranking the raw relevance is cheaper and gives the same sum when the gain never decreases with it
     ranked = i.relevance if _gain_follows_relevance(i) else gain
     position = ranked.rank("ordinal", descending=True)
-    return _let({"p": position, "g": gain}, pl.field("g") * _discount(pl.field("p"), i.k, 2.0)).sum()
+    return _let({"p": position, "g": gain}, _field("g") * _discount(_field("p"), i.k, 2.0)).list.sum()
 
 
 # ----------------------------------------------------------------------------------------------- checks
@@ -598,7 +600,7 @@ def reciprocal_rank(
             return frame.select(pl.when(pl.col("found")).then(value).otherwise(0.0)).to_series()
 
         return _finish(name, sums, checks, expected)
-    first = _let({"p": _position(i, _gain(i)), "r": relevant}, pl.when(pl.field("r")).then(pl.field("p"))).min()
+    first = _let({"p": _position(i, _gain(i)), "r": relevant}, pl.when(_field("r")).then(_field("p"))).list.min()
 
     def reciprocal(frame: pl.DataFrame) -> pl.Series:
         position = pl.col("first")
