@@ -447,3 +447,28 @@ def test_data_errors_raise_beside_other_aggregations(small: pl.DataFrame) -> Non
     frame = small.with_columns(score=pl.Series([0.5, None, 0.1, 0.3, 0.9]))
     with pytest.raises(ValueError, match=re.escape("score column 'score' has 1 null, NaN or infinite value(s)")):
         frame.group_by("query").agg(pl.len(), exprs.ndcg(k=3), pl.col("relevance").sum())
+
+
+# --- the polars-ds migration table (README): run only where polars-ds is installed -------------------------
+
+
+def test_polars_ds_ignore_ties_is_our_reverse_ties() -> None:
+    """polars-ds is not a test dependency: this check of the migration table skips without it."""
+    pds = pytest.importorskip("polars_ds")
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame(
+        {
+            "query": rng.integers(0, 50, 1500),
+            "relevance": rng.integers(0, 4, 1500),
+            "score": rng.integers(0, 4, 1500).astype(float),  # heavy ties: the tie order matters
+        }
+    )
+    for k in (None, 3):
+        theirs = frame.group_by("query").agg(
+            pds.query_ndcg_score("relevance", "score", k=k, ignore_ties=True).alias("ndcg"),
+            pds.query_dcg_score("relevance", "score", 10.0, k, True).alias("dcg"),
+        )
+        ours = frame.group_by("query").agg(
+            exprs.ndcg(k=k, ties="reverse").alias("ndcg"), exprs.dcg(k=k, ties="reverse", log_base=10.0).alias("dcg")
+        )
+        assert_frame_equal(theirs.sort("query"), ours.sort("query"), **TOLERANCE)
