@@ -205,7 +205,7 @@ def _let(fields: Mapping[str, pl.Expr], body: pl.Expr) -> pl.Expr:
 
 
 def _gain(i: _Inputs) -> pl.Expr:
-    relevance = i.relevance.cast(pl.Float64)
+    relevance = i.relevance.cast(pl.Float64, strict=False)
     if i.gain == "linear":
         return relevance
     if i.gain == "exponential":
@@ -289,7 +289,7 @@ def _ideal_dcg(i: _Inputs, gain: pl.Expr) -> pl.Expr:
 
 # ----------------------------------------------------------------------------------------------- checks
 def _non_finite(column: pl.Expr) -> pl.Expr:
-    return column.is_null() | ~column.cast(pl.Float64).is_finite()
+    return column.is_null() | ~column.cast(pl.Float64, strict=False).is_finite()
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,7 @@ def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
         ),
     ]
     if metric == "ndcg":
-        negative = (i.relevance.cast(pl.Float64) < 0).sum()
+        negative = (i.relevance.cast(pl.Float64, strict=False) < 0).sum()
         checks.append(_Check("negative", negative, lambda _frame, _failing: NEGATIVE_RELEVANCE_MESSAGE))
     if isinstance(i.gain, tuple):
         unmapped = gain.is_null() & i.relevance.is_not_null()
@@ -355,7 +355,18 @@ def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
     return checks
 
 
+def _check_dtypes(i: _Inputs, frame: pl.DataFrame) -> None:
+    """The namespace's schema check, made on the per-group results: an expression does not know the frame."""
+    for role, name, allow_boolean in (("score", i.score_name, False), ("relevance", i.relevance_name, True)):
+        dtype = frame.schema[f"{role}_sample"]
+        if not (dtype.is_numeric() or dtype == pl.Null or (allow_boolean and dtype == pl.Boolean)):
+            kinds = "numeric or boolean" if allow_boolean else "numeric"
+            msg = f"{role} column {name!r} in the frame must be {kinds}, got dtype {dtype}."
+            raise pl.exceptions.SchemaError(msg)
+
+
 def _finish(
+    i: _Inputs,
     name: str,
     sums: Mapping[str, pl.Expr],
     checks: Sequence[_Check],
@@ -367,7 +378,7 @@ def _finish(
     `is_elementwise=True` makes Polars apply it once to the column of per-group values after the
     aggregation, instead of once per group.
     """
-    fields = dict(sums)
+    fields = {**sums, "score_sample": i.score.first(), "relevance_sample": i.relevance.first()}
     for check in checks:
         fields[check.name] = check.counter
         if check.value is not None:
@@ -375,6 +386,7 @@ def _finish(
 
     def finish(per_group: pl.Series) -> pl.Series:
         frame = per_group.struct.unnest()
+        _check_dtypes(i, frame)
         for check in checks:
             counts = frame.get_column(check.name)
             if (counts > 0).any():
@@ -472,7 +484,7 @@ def ndcg(
             if without:
                 raise ValueError(NO_RELEVANT_MESSAGE.format(total=without))
 
-    return _finish(_column_name("ndcg", i.k), sums, _checks("ndcg", i, gain_expr), value, no_relevant_check)
+    return _finish(i, _column_name("ndcg", i.k), sums, _checks("ndcg", i, gain_expr), value, no_relevant_check)
 
 
 def dcg(
@@ -521,7 +533,7 @@ def dcg(
     def value(frame: pl.DataFrame) -> pl.Series:
         return frame.get_column("dcg").cast(pl.Float64)
 
-    return _finish(_column_name("dcg", i.k), {"dcg": _dcg(i, gain_expr, base)}, _checks("dcg", i, gain_expr), value)
+    return _finish(i, _column_name("dcg", i.k), {"dcg": _dcg(i, gain_expr, base)}, _checks("dcg", i, gain_expr), value)
 
 
 def _expected_reciprocal_rank(before: pl.Expr, size: pl.Expr, relevant: pl.Expr, k: int | None) -> pl.Expr:
@@ -581,7 +593,7 @@ def reciprocal_rank(
     """
     i = _inputs("reciprocal_rank", relevance, score, doc, k, ties, "linear")
     cut = _check_threshold(threshold)
-    relevant = i.relevance.cast(pl.Float64) > cut
+    relevant = i.relevance.cast(pl.Float64, strict=False) > cut
     name = _column_name("reciprocal_rank", i.k)
     checks = _checks("reciprocal_rank", i, _gain(i))
     if i.ties == "average":
@@ -599,7 +611,7 @@ def reciprocal_rank(
             value = _expected_reciprocal_rank(pl.col("before"), pl.col("size"), pl.col("relevant"), i.k)
             return frame.select(pl.when(pl.col("found")).then(value).otherwise(0.0)).to_series()
 
-        return _finish(name, sums, checks, expected)
+        return _finish(i, name, sums, checks, expected)
     first = _let({"p": _position(i, _gain(i)), "r": relevant}, pl.when(_field("r")).then(_field("p"))).list.min()
 
     def reciprocal(frame: pl.DataFrame) -> pl.Series:
@@ -607,4 +619,4 @@ def reciprocal_rank(
         in_cut = position.is_not_null() if i.k is None else position <= i.k
         return frame.select(pl.when(in_cut).then(1.0 / position.cast(pl.Float64)).otherwise(0.0)).to_series()
 
-    return _finish(name, {"first": first}, checks, reciprocal)
+    return _finish(i, name, {"first": first}, checks, reciprocal)

@@ -472,3 +472,33 @@ def test_polars_ds_ignore_ties_is_our_reverse_ties() -> None:
             exprs.ndcg(k=k, ties="reverse").alias("ndcg"), exprs.dcg(k=k, ties="reverse", log_base=10.0).alias("dcg")
         )
         assert_frame_equal(theirs.sort("query"), ours.sort("query"), **TOLERANCE)
+
+
+@pytest.mark.parametrize(("column", "values"), [("relevance", ["1", "0", "2", "1", "0"]), ("score", [True] * 5)])
+def test_a_non_numeric_column_is_a_schema_error_with_the_namespaces_message(
+    small: pl.DataFrame, column: str, values: list[Any]
+) -> None:
+    frame = small.with_columns(pl.Series(column, values))
+    namespace = namespace_error(frame, "ndcg")
+    assert isinstance(namespace, pl.exceptions.SchemaError)
+    for engine, context in CONTEXTS:
+        with pytest.raises(pl.exceptions.SchemaError) as raised:
+            if context == "agg":
+                aggregate(frame, engine, exprs.ndcg())
+            else:
+                broadcast(frame, engine, exprs.ndcg())
+        assert str(raised.value).split("\n\n")[0] == str(namespace)
+
+
+def test_doc_ties_compare_ids_as_text_as_trec_eval() -> None:
+    """Integer doc ids tie-broken as trec_eval does, by their text descending ("9" > "100"): pytrec_eval."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    frame = pl.DataFrame({"query": [1, 1, 1], "doc": [9, 100, 5], "relevance": [0, 1, 0], "score": [1.0, 1.0, 0.5]})
+    run = {"1": {str(d): s for d, s in zip(frame["doc"], frame["score"], strict=True)}}
+    qrels = {"1": {str(d): r for d, r in zip(frame["doc"], frame["relevance"], strict=True)}}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "ndcg"}).evaluate(run)["1"]
+    result = frame.group_by("query").agg(
+        exprs.reciprocal_rank(doc="doc", ties="doc"), exprs.ndcg(doc="doc", ties="doc")
+    )
+    assert result["reciprocal_rank"].item() == pytest.approx(expected["recip_rank"], abs=1e-12)  # 0.5: "9" first
+    assert result["ndcg"].item() == pytest.approx(expected["ndcg"], abs=1e-12)
