@@ -7,7 +7,7 @@ Each function returns a `pl.Expr` evaluated over the rows of a group (`group_by(
 `group_by_dynamic`, `rolling`, a window with `.over(keys)`, or the whole frame in `select`), with the
 semantics and options of the `.rank_metrics` namespace (scikit-learn's tie-averaged DCG by default).
 
-How the per-group value is computed, without sorting the group:
+How the per-group value is computed (the ideal DCG sorts at most k gains; nothing else is sorted):
 
 - Deterministic tie modes: each row's 1-based position is an ordinal rank by descending score, ties broken
   as `ties` says; DCG@k = sum(gain * discount(position)), the discount 0 past k.
@@ -16,7 +16,7 @@ How the per-group value is computed, without sorting the group:
   of the discounts of a..b, so each row adds gain * (CD(b) - CD(a - 1)) / (b - a + 1), CD(p) being the
   cumulative discount of positions 1..min(p, k): a table lookup for a cut-off up to `_TABLE_CUTOFF_LIMIT`,
   else a cumulative sum over the group gathered at a and b.
-- Ideal DCG: the gains ranked descending (ties there cannot change the sum).
+- Ideal DCG: the group's k largest gains, sorted descending, times the discounts of positions 1..k.
 - Reciprocal rank with `ties="average"`: the first tie block holding a relevant row is the one at the
   highest relevant score; with s rows before it, n in it, r of them relevant, the first relevant row lands
   at block offset j with P(J = j) = C(n - j, r - 1) / C(n, r) and scores 1 / (s + j) (0 past k).
@@ -30,7 +30,6 @@ per-group results (never to the rows): it raises the namespace's data errors, th
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -213,13 +212,6 @@ def _gain(i: _Inputs) -> pl.Expr:
     return pl.coalesce([pl.when(relevance == label).then(pl.lit(value, pl.Float64)) for label, value in i.gain])
 
 
-def _gain_follows_relevance(i: _Inputs) -> bool:
-    if isinstance(i.gain, str):
-        return True
-    gains = [gain for _, gain in sorted(i.gain)]
-    return all(a <= b for a, b in itertools.pairwise(gains))
-
-
 def _discount(position: pl.Expr, k: int | None, log_base: float) -> pl.Expr:
     """1 / log_b(position + 1) for a 1-based position, 0 past k."""
     discount = pl.lit(math.log(log_base)) / (position + 1).cast(pl.Float64).log()
@@ -281,10 +273,10 @@ def _dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
 
 
 def _ideal_dcg(i: _Inputs, gain: pl.Expr) -> pl.Expr:
-    # ranking the raw relevance is cheaper and gives the same sum when the gain never decreases with it
-    ranked = i.relevance if _gain_follows_relevance(i) else gain
-    position = ranked.rank("ordinal", descending=True)
-    return _let({"p": position, "g": gain}, _field("g") * _discount(_field("p"), i.k, 2.0)).list.sum()
+    """The gains sorted descending (the k largest with a cut-off), times the discounts of positions 1, 2, ..."""
+    best = gain if i.k is None else gain.top_k(i.k)  # top_k does not sort its output
+    ordered = best.sort(descending=True, nulls_last=True).implode()
+    return ordered.list.eval(pl.element() * _discount(pl.int_range(1, pl.len() + 1), None, 2.0)).list.sum()
 
 
 # ----------------------------------------------------------------------------------------------- checks
