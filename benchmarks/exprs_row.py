@@ -1,6 +1,6 @@
 """The expression form against the namespace: `group_by("query").agg(exprs.ndcg(k=10))` vs `rank_metrics.ndcg(k=10)`.
 
-    python benchmarks/exprs_row.py               # 10M rows: 100k queries x 100 documents (about 1-2 minutes)
+    python benchmarks/exprs_row.py        # 10M rows, 100k queries x 100 docs (minutes; 7 under heavy load)
     python benchmarks/exprs_row.py --queries 10000 --repeats 1   # a smoke run
 
 Method
