@@ -7,7 +7,7 @@ Each function returns a `pl.Expr` evaluated over the rows of a group (`group_by(
 `group_by_dynamic`, `rolling`, a window with `.over(keys)`, or the whole frame in `select`), with the
 semantics and options of the `.rank_metrics` namespace (scikit-learn's tie-averaged DCG by default).
 
-How the per-group value is computed (the ideal DCG sorts at most k gains; nothing else is sorted):
+How the per-group value is computed (only the ideal DCG sorts: the k largest gains, or all without k):
 
 - Deterministic tie modes: each row's 1-based position is an ordinal rank by descending score, ties broken
   as `ties` says; DCG@k = sum(gain * discount(position)), the discount 0 past k.
@@ -523,7 +523,8 @@ def dcg(
     gain_expr = _gain(i)
 
     def value(frame: pl.DataFrame) -> pl.Series:
-        return frame.get_column("dcg").cast(pl.Float64)
+        dcg = pl.col("dcg").cast(pl.Float64)
+        return frame.select(pl.when(dcg == 0).then(0.0).otherwise(dcg)).to_series()  # an empty sum is -0.0
 
     return _finish(i, _column_name("dcg", i.k), {"dcg": _dcg(i, gain_expr, base)}, _checks("dcg", i, gain_expr), value)
 

@@ -502,3 +502,17 @@ def test_doc_ties_compare_ids_as_text_as_trec_eval() -> None:
     )
     assert result["reciprocal_rank"].item() == pytest.approx(expected["recip_rank"], abs=1e-12)  # 0.5: "9" first
     assert result["ndcg"].item() == pytest.approx(expected["ndcg"], abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_empty_input(small: pl.DataFrame, engine: str) -> None:
+    empty = small.head(0)
+    result = aggregate(empty, engine, exprs.ndcg(), exprs.dcg(k=3), exprs.reciprocal_rank(ties="input"))
+    assert result.height == 0
+    assert result.schema == pl.Schema(
+        {"query": pl.Int64, "ndcg": pl.Float64, "dcg@3": pl.Float64, "reciprocal_rank": pl.Float64}
+    )
+    # over a whole empty frame, `select` sees one group without rows: empty sums, as Polars' own sum gives 0
+    totals = empty.select(exprs.ndcg(), exprs.dcg(k=3), exprs.reciprocal_rank())
+    assert totals.row(0) == (0.0, 0.0, 0.0)
+    assert math.copysign(1.0, totals["dcg@3"].item()) == 1.0
