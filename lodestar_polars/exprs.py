@@ -33,20 +33,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import polars as pl
 
+from . import _spec
+
 __all__ = ["dcg", "ndcg", "reciprocal_rank"]
 
-Ties = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
-GainName = Literal["linear", "exponential"]
-Gain = GainName | Mapping[float, float] | Sequence[float]
-NoRelevant = float | None | Literal["error"]
-Column = str | pl.Expr
+Ties = _spec.Ties
+GainName = _spec.GainName
+Gain = _spec.Gain
+NoRelevant = _spec.NoRelevant
+Column = _spec.IntoColumn
 
-_TIES: tuple[str, ...] = ("average", "reverse", "input", "doc", "optimistic", "pessimistic")
-_GAINS: tuple[str, ...] = ("linear", "exponential")
 # cut-offs up to this use a lookup table of cumulative discounts; larger ones (and None) a per-group cum_sum
 _TABLE_CUTOFF_LIMIT = 10_000
 
@@ -78,23 +77,15 @@ def _check_column(argument: str, value: object) -> tuple[pl.Expr, str]:
 
 
 def _check_cutoff(metric: str, k: object) -> int | None:
-    if k is None:
-        return None
     if isinstance(k, (list, tuple)):
         msg = f"exprs.{metric} takes one cut-off: give k as one int or None (one expression per cut-off), not {k!r}."
         raise TypeError(msg)
-    if isinstance(k, bool) or not isinstance(k, int):
-        msg = f"k must be a positive int or None; got {k!r} ({type(k).__name__})."
-        raise TypeError(msg)
-    if k < 1:
-        msg = f"k must be at least 1, got {k}."
-        raise ValueError(msg)
-    return k
+    return _spec.check_cutoffs(k)[0]
 
 
 def _check_ties(ties: object, doc: Column | None) -> Ties:
-    if ties not in _TIES:
-        msg = f"ties must be one of {', '.join(repr(t) for t in _TIES)}; got {ties!r}."
+    if ties not in _spec.TIES:
+        msg = f"ties must be one of {', '.join(repr(t) for t in _spec.TIES)}; got {ties!r}."
         raise ValueError(msg)
     if ties == "doc" and doc is None:
         msg = "ties='doc' breaks ties by the doc column: pass doc='<column>'."
@@ -102,59 +93,10 @@ def _check_ties(ties: object, doc: Column | None) -> Ties:
     return ties  # type: ignore[return-value]  # narrowed by the membership test above
 
 
-def _check_gain(gain: object) -> GainName | tuple[tuple[float, float], ...]:
-    if isinstance(gain, str):
-        if gain not in _GAINS:
-            msg = f"gain must be 'linear', 'exponential', or a mapping label -> gain; got {gain!r}."
-            raise ValueError(msg)
-        return gain  # type: ignore[return-value]  # narrowed by the membership test above
-    if isinstance(gain, Mapping):
-        pairs = list(gain.items())
-    elif isinstance(gain, Sequence):
-        pairs = list(enumerate(gain))
-    else:
-        msg = f"gain must be 'linear', 'exponential', or a mapping label -> gain; got {gain!r}."
-        raise TypeError(msg)
-    if not pairs:
-        msg = "gain mapping is empty."
-        raise ValueError(msg)
-    checked: list[tuple[float, float]] = []
-    for label, value in pairs:
-        for what, number in (("label", label), ("gain", value)):
-            if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number):
-                msg = f"gain mapping {what} must be a finite number, got {number!r} (label {label!r})."
-                raise ValueError(msg)
-        checked.append((float(label), float(value)))
-    return tuple(checked)
-
-
-def _check_no_relevant(no_relevant: object) -> float | Literal["error"] | None:
-    if no_relevant is None or no_relevant == "error":
-        return no_relevant  # None or the literal "error"
-    if isinstance(no_relevant, bool) or not isinstance(no_relevant, (int, float)):
-        msg = f"no_relevant must be a float, None or 'error'; got {no_relevant!r}."
-        raise TypeError(msg)
-    if not math.isfinite(no_relevant):
-        msg = f"no_relevant must be finite, got {no_relevant!r}."
-        raise ValueError(msg)
-    return float(no_relevant)
-
-
-def _check_log_base(log_base: object) -> float:
-    if isinstance(log_base, bool) or not isinstance(log_base, (int, float)):
-        msg = f"log_base must be a float, got {log_base!r}."
-        raise TypeError(msg)
-    if not (log_base > 0 and math.isfinite(log_base)) or log_base == 1:
-        msg = f"log_base must be a finite float above 0 and not 1, got {log_base!r}."
-        raise ValueError(msg)
-    return float(log_base)
-
-
-def _check_threshold(threshold: object) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
-        msg = f"threshold must be a finite number, got {threshold!r}."
-        raise ValueError(msg)
-    return float(threshold)
+# the namespace's own checks: one home per rule
+_check_no_relevant = _spec._check_no_relevant
+_check_log_base = _spec._check_log_base
+_check_threshold = _spec._check_threshold
 
 
 @dataclass(frozen=True)
@@ -187,7 +129,7 @@ def _inputs(
         doc_name=doc_name,
         k=_check_cutoff(metric, k),
         ties=_check_ties(ties, doc_expr),
-        gain=_check_gain(gain),
+        gain=_spec._check_gain(gain, allow_negative=metric != "ndcg"),
     )
 
 

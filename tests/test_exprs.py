@@ -340,9 +340,11 @@ def test_option_errors_raise_at_build_time_with_the_namespaces_message(
 
 @pytest.mark.parametrize("k", [2.5, "3", True])
 def test_a_non_int_cutoff_is_a_type_error_as_in_the_namespace(small: pl.DataFrame, k: Any) -> None:
-    assert isinstance(namespace_error(small, "ndcg", k=k), TypeError)
-    with pytest.raises(TypeError, match=re.escape(f"k must be a positive int or None; got {k!r}")):
+    expected = namespace_error(small, "ndcg", k=k)
+    assert isinstance(expected, TypeError)
+    with pytest.raises(TypeError) as raised:
         exprs.ndcg(k=k)
+    assert str(raised.value) == str(expected)  # the namespace's own check: one home per rule
 
 
 def test_one_cutoff_per_expression() -> None:
