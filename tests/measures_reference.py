@@ -127,9 +127,7 @@ def all_document_orders(score: Sequence[float]) -> Iterator[list[int]]:
         yield [i for block in choice for i in block]
 
 
-def mean_over_ties(
-    measure: Callable[[Sequence[T]], Number], value: Sequence[T], score: Sequence[float]
-) -> Number:
+def mean_over_ties(measure: Callable[[Sequence[T]], Number], value: Sequence[T], score: Sequence[float]) -> Number:
     """The exact mean of `measure(value sequence in rank order)` over every order of the tied documents."""
     total: Number = Fraction(0)
     count = 0
@@ -338,7 +336,7 @@ def ndcg(
     no_relevant: NoRelevant = 0.0,
 ) -> float | None:
     """NDCG@k; the ideal DCG from `ideal_relevance` (all judged documents) when given, else from the list."""
-    ideal_gains = sorted((gain_of(r, gain) for r in (relevance if ideal_relevance is None else ideal_relevance)))
+    ideal_gains = sorted(gain_of(r, gain) for r in (relevance if ideal_relevance is None else ideal_relevance))
     ideal = dcg_of(ideal_gains[::-1], k)
     if ideal == 0:
         return _no_relevant(no_relevant, "ndcg")
