@@ -15,6 +15,7 @@ from __future__ import annotations
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -202,6 +203,45 @@ class TestAgainstTheReference:
     @given(frame=ragged_frames(), ks=cutoff_lists, gain=st.sampled_from(["linear", "exponential"]))
     def test_ndcg_gains(self, ties: str, frame: pl.DataFrame, ks: list[int | None], gain: str) -> None:
         assert_matches_reference(frame, "ndcg", ks, ties, 0.0, 0.0, gain)
+
+
+@pytest.mark.parametrize("method", ["precision", "recall", "average_precision", "success"])
+@SETTINGS
+@given(frame=ragged_frames(max_docs=16), ks=cutoff_lists, seed=st.integers(0, 2**32 - 1))
+def test_tie_average_on_large_blocks_is_the_closed_form(
+    method: str, frame: pl.DataFrame, ks: list[int | None], seed: int
+) -> None:
+    """Blocks too large to enumerate: the per-block formulas (checked against the enumeration in
+    test_measures_reference.py) on queries of up to 200 documents with 3 score levels."""
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(20, 200))
+    big = pl.DataFrame(
+        {
+            "query": ["big"] * size,
+            "doc": [f"d{i}" for i in range(size)],
+            "score": rng.integers(0, 3, size).astype(float),
+            "relevance": rng.integers(0, 2, size) * rng.integers(0, 3, size),
+            "weight": [1.0] * size,
+        }
+    )
+    frame = pl.concat([frame, big])
+    result = getattr(frame.rank_metrics, method)(k=ks, doc="doc")
+    for query, rows in queries_in_row_order(frame).items():
+        relevant = ref.flags(rows["relevance"], 0.0)
+        count = sum(relevant)
+        row = result.row(by_predicate=pl.col("query") == query, named=True)
+        for k in ks:
+            if method == "precision":
+                expected = ref.expected_precision_closed_form(relevant, rows["score"], k)
+            elif method == "success":
+                expected = ref.expected_success_closed_form(relevant, rows["score"], k)
+            elif count == 0:
+                expected = Fraction(0)  # no_relevant=0.0
+            elif method == "recall":
+                expected = ref.expected_recall_closed_form(relevant, rows["score"], k, count)
+            else:
+                expected = ref.expected_average_precision_closed_form(relevant, rows["score"], k, count)
+            assert row[column(method, k)] == pytest.approx(float(expected), abs=EXACT, rel=0), (query, k)
 
 
 class TestByHand:
@@ -409,6 +449,28 @@ class TestQrelsAgainstPytrecEval:
                 trec_name = names[column(method, k)]
                 value = float(np.mean([expected[q][trec_name] for q in expected]))
                 assert mean[column(method, k)].item() == pytest.approx(value, abs=EXACT)
+
+    @SETTINGS
+    @given(case=run_and_qrels(), threshold=st.sampled_from([1, 2]))
+    def test_threshold_is_trec_evals_relevance_level(self, case: tuple[Run, Qrels], threshold: int) -> None:
+        """threshold=t with integer levels: relevant means level >= t + 1, trec_eval's `-l t+1`."""
+        run, qrels = case
+        expected = pytrec_eval.RelevanceEvaluator(
+            qrels, trec_eval_measures(RANDOM_CUTOFFS), relevance_level=threshold + 1
+        ).evaluate(run)
+        names = {name: trec for name, trec in trec_names(RANDOM_CUTOFFS).items() if not name.startswith("ndcg")}
+        for method in BINARY:
+            result = getattr(run_frame(run).rank_metrics, method)(
+                k=METHOD_CUTOFFS[method](RANDOM_CUTOFFS),
+                doc="doc",
+                ties="doc",
+                qrels=qrels_frame(qrels),
+                threshold=float(threshold),
+            )
+            assert result["query"].to_list() == sorted(expected)
+            for row in result.iter_rows(named=True):
+                for name in set(row) & set(names):
+                    assert row[name] == pytest.approx(expected[row["query"]][names[name]], abs=EXACT, rel=0), name
 
     def test_all_negative_judgments_make_a_query_without_relevant_documents(self) -> None:
         # derived by hand from trec_eval's definitions (pytrec_eval-terrier 0.5.11 can crash on such qrels):
@@ -674,6 +736,28 @@ class TestEvaluate:
             assert result["queries"].item() == per_query.height
             weight_sum = per_query["weight"].sum() if "weight" in options else per_query.height
             assert result["weight_sum"].item() == pytest.approx(weight_sum)
+
+    @pytest.mark.parametrize("engine", ENGINES)
+    def test_by_equals_evaluating_each_group_alone(self, engine: str) -> None:
+        first, _ = evaluation_frame(6)
+        second, _ = evaluation_frame(7)
+        frame = pl.concat([first.with_columns(system=pl.lit("b")), second.with_columns(system=pl.lit("a"))])
+        names = list(EVALUATE_PAIRS)
+        options = {"ties": "doc", "doc": "doc", "weight": "weight"}
+        result = collect(frame, engine, lambda metrics: metrics.evaluate(measures=names, by="system", **options))
+        assert result.select("system", "query").rows() == sorted(set(frame.select("system", "query").rows()))
+        for system in ("a", "b"):
+            alone = frame.filter(pl.col("system") == system).drop("system")
+            expected = alone.rank_metrics.evaluate(measures=names, **options)
+            got = result.filter(pl.col("system") == system)
+            assert_frame_equal(got.select("query", *names), expected.select("query", *names), abs_tol=EXACT, rel_tol=0)
+        means = collect(frame, engine, lambda metrics: metrics.evaluate_mean(measures=names, by="system", **options))
+        assert means["system"].to_list() == ["a", "b"]
+        for system in ("a", "b"):
+            alone = frame.filter(pl.col("system") == system).drop("system")
+            expected = alone.rank_metrics.evaluate_mean(measures=names, **options)
+            got = means.filter(pl.col("system") == system)
+            assert_frame_equal(got.select(*names), expected.select(*names), abs_tol=EXACT, rel_tol=0)
 
     def test_names_are_case_insensitive_with_ir_measures_spellings(self) -> None:
         frame, _ = evaluation_frame(3)
