@@ -439,9 +439,13 @@ class TestQrelsAgainstPytrecEval:
         ours = per_query_with_qrels(run_frame(run), qrels_frame(qrels), RANDOM_CUTOFFS, missing_queries="zero")
         assert_per_query_equal(ours, expected, RANDOM_CUTOFFS, EXACT)
         for method, make_ks in METHOD_CUTOFFS.items():
-            mean = getattr(run_frame(run).rank_metrics, f"{method}_mean")(
-                k=make_ks(RANDOM_CUTOFFS), doc="doc", ties="doc", qrels=qrels_frame(qrels), missing_queries="zero"
-            )
+            mean_of = getattr(run_frame(run).rank_metrics, f"{method}_mean")
+            options = {"doc": "doc", "ties": "doc", "qrels": qrels_frame(qrels), "missing_queries": "zero"}
+            if not expected:  # nothing judged: no query to average
+                with pytest.raises(ValueError, match="no query to average"):
+                    mean_of(k=make_ks(RANDOM_CUTOFFS), **options)
+                continue
+            mean = mean_of(k=make_ks(RANDOM_CUTOFFS), **options)
             assert mean["queries"].item() == len(expected)
             assert mean["queries_without_judgments"].item() == len(set(run) - set(qrels))
             names = trec_names(RANDOM_CUTOFFS)
