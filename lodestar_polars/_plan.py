@@ -660,7 +660,8 @@ def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
         offsets, probability = _first_relevant_distribution(first, c)
         start = first // (1 << (2 * _PACK_BITS))
         value = (probability / (start + offsets)).list.sum() if kind == "rr" else probability.list.sum()
-        return pl.when(first.is_null()).then(0.0).otherwise(value)
+        # + 0.0: an empty list (the block starts past k) sums to -0.0
+        return pl.when(first.is_null()).then(0.0).otherwise(value + 0.0)
     within = first.is_not_null() if c is None else first <= c
     hit = 1.0 / first.cast(pl.Float64) if kind == "rr" else pl.lit(1.0)
     return pl.when(within).then(hit).otherwise(0.0)
