@@ -732,14 +732,25 @@ def per_query_plan(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec) ->
     return checked.filter(pl.col(SCORED)).select(_outputs(spec, names))
 
 
+def flag_columns(spec: Spec) -> tuple[str, str]:
+    """Names for the SCORED and UNJUDGED flags of `flagged_plan` that no output column has."""
+    taken = {*spec.keys, *spec.metric_columns, *([spec.weight.name] if spec.weight is not None else [])}
+    scored, unjudged = SCORED, UNJUDGED
+    while scored in taken or unjudged in taken:
+        scored, unjudged = scored + "_", unjudged + "_"
+    return scored, unjudged
+
+
 def flagged_plan(
     run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, groups: pl.LazyFrame | None
 ) -> pl.LazyFrame:
-    """Every per-query row, under the output names, with the SCORED and UNJUDGED flags (for an engine that
-    computes the means itself: Spark).  `groups` gives the by groups of the whole run to a partition of it."""
+    """Every per-query row, under the output names, with the SCORED and UNJUDGED flags (named by
+    `flag_columns`), for an engine that computes the means itself (Spark).  `groups` gives the by groups of
+    the whole run to a partition of it."""
     checked, names = _flagged_per_query(run, qrels, spec, groups)
-    unjudged = pl.col(UNJUDGED) if qrels is not None else pl.lit(False)
-    return checked.select(*_outputs(spec, names), pl.col(SCORED), unjudged.alias(UNJUDGED))
+    scored, unjudged = flag_columns(spec)
+    flag = pl.col(UNJUDGED) if qrels is not None else pl.lit(False)
+    return checked.select(*_outputs(spec, names), pl.col(SCORED).alias(scored), flag.alias(unjudged))
 
 
 def mean_plan(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec) -> pl.LazyFrame:
