@@ -300,7 +300,7 @@ def gain_of(relevance: float, gain: str) -> float:
     if gain == "linear":
         return float(relevance)
     if gain == "exponential":
-        return 2.0 ** float(relevance) - 1.0
+        return float(2.0 ** float(relevance)) - 1.0
     msg = f"unknown gain {gain!r}"
     raise ValueError(msg)
 
