@@ -9,7 +9,8 @@ frame as the `*_mean` methods do.
 from __future__ import annotations
 
 from ._mean import mean
+from .compare import compare
 from .namespace import RankMetricsFrame, RankMetricsLazyFrame, rank_metrics
 
-__all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "mean", "rank_metrics"]
+__all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "compare", "mean", "rank_metrics"]
 __version__ = "0.2.0"

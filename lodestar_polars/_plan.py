@@ -212,7 +212,8 @@ def _discount(spec: Spec, position: pl.Expr) -> pl.Expr:
 
 
 def _within(position: str, cutoff: int | None) -> pl.Expr:
-    return pl.lit(True) if cutoff is None else pl.col(position) <= cutoff
+    # a column, not a literal: inside an aggregation `lit(True).sum()` would count 1, not the rows
+    return pl.col(position) > 0 if cutoff is None else pl.col(position) <= cutoff
 
 
 def _cut(value: pl.Expr, position: str, cutoff: int | None) -> pl.Expr:
@@ -659,7 +660,8 @@ def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
         offsets, probability = _first_relevant_distribution(first, c)
         start = first // (1 << (2 * _PACK_BITS))
         value = (probability / (start + offsets)).list.sum() if kind == "rr" else probability.list.sum()
-        return pl.when(first.is_null()).then(0.0).otherwise(value)
+        # + 0.0: an empty list (the block starts past k) sums to -0.0
+        return pl.when(first.is_null()).then(0.0).otherwise(value + 0.0)
     within = first.is_not_null() if c is None else first <= c
     hit = 1.0 / first.cast(pl.Float64) if kind == "rr" else pl.lit(1.0)
     return pl.when(within).then(hit).otherwise(0.0)
@@ -730,14 +732,25 @@ def per_query_plan(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec) ->
     return checked.filter(pl.col(SCORED)).select(_outputs(spec, names))
 
 
+def flag_columns(spec: Spec) -> tuple[str, str]:
+    """Names for the SCORED and UNJUDGED flags of `flagged_plan` that no output column has."""
+    taken = {*spec.keys, *spec.metric_columns, *([spec.weight.name] if spec.weight is not None else [])}
+    scored, unjudged = SCORED, UNJUDGED
+    while scored in taken or unjudged in taken:
+        scored, unjudged = scored + "_", unjudged + "_"
+    return scored, unjudged
+
+
 def flagged_plan(
     run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, groups: pl.LazyFrame | None
 ) -> pl.LazyFrame:
-    """Every per-query row, under the output names, with the SCORED and UNJUDGED flags (for an engine that
-    computes the means itself: Spark).  `groups` gives the by groups of the whole run to a partition of it."""
+    """Every per-query row, under the output names, with the SCORED and UNJUDGED flags (named by
+    `flag_columns`), for an engine that computes the means itself (Spark).  `groups` gives the by groups of
+    the whole run to a partition of it."""
     checked, names = _flagged_per_query(run, qrels, spec, groups)
-    unjudged = pl.col(UNJUDGED) if qrels is not None else pl.lit(False)
-    return checked.select(*_outputs(spec, names), pl.col(SCORED), unjudged.alias(UNJUDGED))
+    scored, unjudged = flag_columns(spec)
+    flag = pl.col(UNJUDGED) if qrels is not None else pl.lit(False)
+    return checked.select(*_outputs(spec, names), pl.col(SCORED).alias(scored), flag.alias(unjudged))
 
 
 def mean_plan(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec) -> pl.LazyFrame:

@@ -35,6 +35,7 @@ from typing import Any, Literal
 import polars as pl
 
 from . import __version__, partitions
+from ._spec import CANONICAL_MEASURES
 from .io import scan_trec_qrels, scan_trec_run
 from .namespace import rank_metrics
 
@@ -63,20 +64,13 @@ DATA_ERRORS: tuple[type[BaseException], ...] = (
 # --------------------------------------------------------------------------------------------------------
 # measures: names as `evaluate` takes them, and the one function that computes them
 
-# measure family -> (namespace method, the method's options beyond the common ones)
-MEASURE_FAMILIES: dict[str, tuple[str, frozenset[str]]] = {
-    "ndcg": ("ndcg", frozenset({"gain", "no_relevant"})),
-    "dcg": ("dcg", frozenset({"gain", "log_base"})),
-    "rr": ("reciprocal_rank", frozenset({"threshold"})),
-}
-# planned (issue 12): evaluate() takes them; the per-method fallback below does not
-PENDING_FAMILIES = ("p", "r", "ap", "success")
-COMMON_OPTIONS = frozenset({"query", "relevance", "score", "doc", "by", "ties", "weight", "qrels", "missing_queries"})
+# the measure families `evaluate` takes, by their canonical names
+MEASURE_FAMILIES: tuple[str, ...] = CANONICAL_MEASURES
 _MEASURE_PATTERN = re.compile(r"^(?P<family>[a-z]+)(?:@(?P<cutoff>\d+))?$")
 
 
 def _known_measures() -> str:
-    return ", ".join(f"{family}, {family}@k" for family in (*MEASURE_FAMILIES, *PENDING_FAMILIES))
+    return ", ".join(f"{family}, {family}@k" for family in MEASURE_FAMILIES)
 
 
 def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[str]:
@@ -114,7 +108,7 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
             spelled = item.strip()
             match = _MEASURE_PATTERN.match(spelled.lower())
             family = match["family"] if match else None
-            if match is None or family not in (*MEASURE_FAMILIES, *PENDING_FAMILIES):
+            if match is None or family not in MEASURE_FAMILIES:
                 msg = f"unknown measure {spelled!r}; known measures: {_known_measures()}."
                 raise UsageError(msg)
             if match["cutoff"] is not None:
@@ -128,65 +122,16 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
     return names
 
 
-def _split(name: str) -> tuple[str, int | None]:
-    family, _, cutoff = name.partition("@")
-    return family, int(cutoff) if cutoff else None
-
-
 def _evaluate(
     frame: pl.LazyFrame, measures: Sequence[str], options: Mapping[str, Any]
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Every metric computation of the command line: (per-query plan, mean plan) for canonical measure names.
 
     `options` holds the keyword arguments of the package's ``evaluate`` (query, relevance, score, doc, by, ties,
-    gain, weight, no_relevant, threshold, log_base, qrels, missing_queries), only those the user gave.  Where
-    the namespace has ``evaluate`` it does all the work; otherwise each measure family is one method call with
-    a list of cut-offs, and the frames are joined on the keys (`queries` and `weight_sum` then come from the
-    first family's mean).  The fallback can go once every supported version of the package has ``evaluate``.
+    gain, weight, no_relevant, threshold, log_base, qrels, missing_queries), only those the user gave.
     """
     metrics = rank_metrics(frame)
-    evaluate = getattr(metrics, "evaluate", None)
-    evaluate_mean = getattr(metrics, "evaluate_mean", None)
-    if evaluate is not None and evaluate_mean is not None:
-        return evaluate(measures=list(measures), **options), evaluate_mean(measures=list(measures), **options)
-    pending = [name for name in measures if _split(name)[0] in PENDING_FAMILIES]
-    if pending:
-        msg = (
-            f"measure {pending[0]!r} needs the precision / recall / average precision / success measures, "
-            f"which this version of lodestar_polars lacks; available: {', '.join(MEASURE_FAMILIES)} (with @k)."
-        )
-        raise UsageError(msg)
-    by = options.get("by")
-    by_columns = [by] if isinstance(by, str) else list(by or [])
-    query = options.get("query", "query")
-    keys = [*by_columns, *([query] if isinstance(query, str) else query)]
-    per_query_frames: list[pl.LazyFrame] = []
-    mean_frames: list[pl.LazyFrame] = []
-    for family, (method, own_options) in MEASURE_FAMILIES.items():
-        cutoffs = [_split(name)[1] for name in measures if _split(name)[0] == family]
-        if not cutoffs:
-            continue
-        arguments = {key: value for key, value in options.items() if key in COMMON_OPTIONS | own_options}
-        renames = {
-            (method if k is None else f"{method}@{k}"): (family if k is None else f"{family}@{k}") for k in cutoffs
-        }
-        per_query_frames.append(getattr(metrics, method)(k=cutoffs, **arguments).rename(renames))
-        mean_frames.append(getattr(metrics, f"{method}_mean")(k=cutoffs, **arguments).rename(renames))
-    per_query, mean = per_query_frames[0], mean_frames[0]
-    for other_per_query, other_mean in zip(per_query_frames[1:], mean_frames[1:], strict=True):
-        new = [c for c in other_per_query.collect_schema().names() if c in measures]
-        per_query = per_query.join(
-            other_per_query.select(*keys, *new), on=keys, how="left", nulls_equal=True, maintain_order="left"
-        )
-        new_means = other_mean.select(*by_columns, *new)
-        mean = (
-            mean.join(new_means, on=by_columns, how="left", nulls_equal=True, maintain_order="left")
-            if by_columns
-            else pl.concat([mean, new_means], how="horizontal")
-        )
-    per_query_rest = [c for c in per_query.collect_schema().names() if c not in keys and c not in measures]
-    mean_rest = [c for c in mean.collect_schema().names() if c not in by_columns and c not in measures]
-    return per_query.select(*keys, *measures, *per_query_rest), mean.select(*by_columns, *measures, *mean_rest)
+    return metrics.evaluate(list(measures), **options), metrics.evaluate_mean(list(measures), **options)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -619,13 +564,7 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         "missing_queries": "zero" if args.complete else "skip",
     }
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
-    try:
-        plans = _build(run, measures or ["rr"], options)
-    except UsageError as error:
-        pending = [name for name in requested if TREC_BY_NAME[name].family in PENDING_FAMILIES]
-        context = f"trec_eval measure(s) {', '.join(pending)}: " if pending else ""
-        msg = f"{context}{error}"
-        raise UsageError(msg) from error
+    plans = _build(run, measures or ["rr"], options)
     runid_plan = run.select(pl.col("tag").first())
     per_query, mean, runid_frame = pl.collect_all([*plans, runid_plan], engine="streaming")
     out: list[str] = []
@@ -701,7 +640,7 @@ def _evaluate_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         action="append",
         metavar="NAMES",
         help="measures, repeated or comma-separated, case-insensitive: ndcg, dcg, rr, each optionally @k "
-        "(e.g. -m ndcg@5,ndcg@10,rr); p@k, r@k, ap, success@k where the package has them (default: ndcg)",
+        "(e.g. -m ndcg@5,ndcg@10,rr,p@5,r@100,ap,success@1; default: ndcg)",
     )
     metrics.add_argument(
         "--k", type=_cutoffs, action="extend", metavar="K[,K...]", help="cut-offs for measures named without @k"
@@ -717,14 +656,14 @@ def _evaluate_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         type=_no_relevant,
         default=_UNSET,
         metavar="VALUE",
-        help="NDCG of a query without relevant documents: a number (default 0), none (left out) or error",
+        help="NDCG, recall, AP of a query without relevant documents: a number (default 0), none (left out) or error",
     )
     metrics.add_argument(
         "--missing-queries", choices=("skip", "zero"), help="judged queries absent from the run (with --qrels)"
     )
     metrics.add_argument("--log-base", type=float, help="logarithm base of the DCG discount (default 2)")
     metrics.add_argument(
-        "--threshold", type=float, help="relevant means relevance above this (reciprocal rank; default 0)"
+        "--threshold", type=float, help="relevant means relevance above this (rr, p, r, ap, success; default 0)"
     )
     outputs = parser.add_argument_group("outputs")
     outputs.add_argument("--per-query", metavar="PATH", help="write the per-query frame: .parquet or .csv")
@@ -742,9 +681,7 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         help="trec_eval's arguments and output for its measures the package computes",
         description=(
             "A drop-in for trec_eval on the measures this package computes: ties broken by doc id, linear gain, "
-            "trec_eval's output format. Supported -m: "
-            + ", ".join(m.name for m in TREC_MEASURES)
-            + " (P, recall, map, map_cut and success need the package's precision/recall/AP/success measures), "
+            "trec_eval's output format. Supported -m: " + ", ".join(m.name for m in TREC_MEASURES) + ", "
             "and the nicknames official and all_trec (restricted to these)."
         ),
     )

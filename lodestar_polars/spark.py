@@ -201,10 +201,10 @@ def _flagged(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) ->
 
 
 def _per_query(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> SparkDataFrame:
-    from pyspark.sql import functions as F
 
     flagged = _flagged(frame, spec, qrels)
-    return flagged.filter(F.col(_plan.SCORED)).drop(_plan.SCORED, _plan.UNJUDGED)
+    scored, unjudged = _plan.flag_columns(spec)
+    return flagged.filter(_column(scored)).drop(scored, unjudged)
 
 
 def _mean(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> pl.DataFrame:
@@ -213,7 +213,8 @@ def _mean(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> pl
 
     flagged = _flagged(frame, spec, qrels)
     weight: Column = _column(spec.weight.name) if spec.weight is not None else F.lit(1.0)
-    scored = F.col(_plan.SCORED)
+    scored_name, unjudged_name = _plan.flag_columns(spec)
+    scored = _column(scored_name)
     sums: list[Column] = []
     for index, measure in enumerate(spec.measures):
         metric = _column(measure.column)
@@ -222,7 +223,7 @@ def _mean(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> pl
         sums.append(F.sum(F.when(entered, weight)).cast("double").alias(mean_of_sums.weight_sum(index)))
     first = _column(spec.measures[0].column)
     sums.append(F.count(F.when(scored & first.isNotNull(), F.lit(1))).alias(mean_of_sums.QUERIES))
-    sums.append(F.count(F.when(F.col(_plan.UNJUDGED), F.lit(1))).alias(mean_of_sums.UNJUDGED))
+    sums.append(F.count(F.when(_column(unjudged_name), F.lit(1))).alias(mean_of_sums.UNJUDGED))
     group_keys = [f"__lodestar_group_{i}" for i in range(len(spec.by))]
     grouped = flagged.groupBy(*(_column(n).alias(k) for n, k in zip(spec.by, group_keys, strict=True)))
     table = grouped.agg(*sums).toArrow()

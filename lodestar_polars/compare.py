@@ -1,0 +1,804 @@
+"""Which differences are real: paired comparison of systems over queries.
+
+`compare` reads a per-query frame (one row per (system, query), one column per metric, as `ndcg(by=...)`
+produces) and, for every metric, compares each system with a baseline over the queries they share.
+
+Notation: for one metric, n paired queries, x_s the per-query values of system s, b the baseline and
+d = x_s - x_b the per-query deltas (computed in float64).
+
+- **Means and intervals.** `mean` is the unweighted mean of x_s over the n queries (every query counts
+  once, whatever weight column the frame carries).  With `test="t"` the intervals are Student-t intervals,
+  `mean +- t_{(1+c)/2, n-1} * sd / sqrt(n)` (sd with ddof=1), as `scipy.stats.t.interval` gives them;
+  `delta_ci_*` is the same on d.  With any other test they are percentile bootstrap intervals: R resamples
+  of the n queries with replacement (the same query draws for every system, so the pairing is kept), the
+  resampled means of x_s and of d, and their (1-c)/2 and (1+c)/2 quantiles (numpy's linear interpolation),
+  as `scipy.stats.bootstrap(..., method="percentile")` defines them.
+- **Tests** (two-sided, H0: the mean delta is 0):
+  - `"t"`: paired Student's t, T = mean(d) / (sd(d) / sqrt(n)) on n - 1 degrees of freedom, the p-value of
+    `scipy.stats.ttest_rel`.  Undefined when d is the same non-zero value on every query (sd 0): an error.
+  - `"permutation"`: Fisher's paired randomization test.  Under H0 each delta's sign is a fair coin; the
+    statistic is mean(d).  When 2**n <= R every one of the 2**n sign vectors is enumerated (exact);
+    otherwise R random sign vectors give the Monte Carlo estimate with counts b+1 over R+1.  The two-sided
+    p-value is the one `scipy.stats.permutation_test(..., permutation_type="samples")` returns: twice the
+    smaller one-sided p-value, capped at 1, with its relative tolerance of 100 machine epsilons for null
+    statistics equal to the observed one.
+  - `"bootstrap"`: the paired bootstrap test of the mean delta (Efron & Tibshirani 1993, section 16.4;
+    Smucker, Allan & Carterette, CIKM 2007): the bootstrap distribution of mean(d*) - mean(d) stands for
+    the distribution of the mean delta under H0, and p = (#{|mean(d*) - mean(d)| >= |mean(d)|} + 1) / (R + 1),
+    from the same R resamples as the intervals.
+  - `"wilcoxon"`: `scipy.stats.wilcoxon` on d with its defaults (zero deltas dropped, exact distribution for
+    small samples without ties, normal approximation otherwise).
+  When every delta is 0 the p-value is 1.0 for every test.
+- **Correction.** Within each metric, over the systems compared with the baseline: Holm's step-down or
+  Bonferroni, as `statsmodels.stats.multitest.multipletests` computes them; `correction=None` copies the
+  p-value.
+- **Effect size.** Paired Cohen's d (d_z): mean(d) / sd(d) with ddof=1; 0.0 when every delta is 0 and
+  +-inf when d is a non-zero constant.
+- **wins / ties / losses**: the number of queries where x_s > x_b, x_s == x_b (exactly), x_s < x_b.
+
+Resampling is numpy, vectorised: the resamples are drawn in chunks of rows, as a count matrix (how often
+each query is drawn) or a 0/1 sign-flip matrix, multiplied with the matrix of every system's values
+(every metric sharing the same queries at once).  All systems and metrics share the same draws; each
+system's test and interval, taken on its own, is exactly the method above.  The chunks run on a few
+threads (numpy's generators, `bincount` and BLAS release the GIL); each chunk draws from its own
+generator, seeded from `numpy.random.SeedSequence(seed)` by its index, and the chunking depends only on
+the number of queries and resamples, so a seed makes the output reproducible bit for bit (same machine
+and library versions) whatever the scheduling.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+import numpy as np
+import polars as pl
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from numpy.typing import NDArray
+
+    FloatArray = NDArray[np.float64]
+
+Test = Literal["t", "permutation", "bootstrap", "wilcoxon"]
+Correction = Literal["holm", "bonferroni"] | None
+Missing = Literal["error", "drop"]
+
+# elements (resamples x queries) of one chunk of the count or sign matrix: 32 MB as float64
+_CHUNK_ELEMENTS = 1 << 22
+# threads for the resampling chunks
+_THREADS = min(4, os.cpu_count() or 1)
+# scipy.stats.permutation_test's relative tolerance for null statistics equal to the observed one
+_TIE_TOLERANCE = float(np.finfo(np.float64).eps) * 100
+# deltas whose spread is within a few units in the last place of the values are constant
+_CONSTANT_TOLERANCE = float(np.finfo(np.float64).eps) * 4
+
+COLUMNS = (
+    "metric",
+    "system",
+    "queries",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "delta",
+    "delta_ci_low",
+    "delta_ci_high",
+    "p_value",
+    "p_adjusted",
+    "effect_size",
+    "wins",
+    "ties",
+    "losses",
+)
+
+
+@dataclass(frozen=True)
+class _Options:
+    system: str
+    query: tuple[str, ...]
+    metrics: tuple[str, ...] | None
+    baseline: object
+    test: Test
+    confidence: float
+    correction: Correction
+    n_resamples: int
+    seed: int | None
+    missing: Missing
+    weight: str | None
+
+
+@dataclass(frozen=True)
+class _MetricResult:
+    """One metric's comparison; arrays are indexed by system (the sorted system values)."""
+
+    metric: str
+    queries: int
+    baseline: int
+    mean: FloatArray
+    ci_low: FloatArray
+    ci_high: FloatArray
+    delta: FloatArray
+    delta_ci_low: FloatArray
+    delta_ci_high: FloatArray
+    p_value: FloatArray
+    p_adjusted: FloatArray
+    effect_size: FloatArray
+    wins: NDArray[np.int64]
+    ties: NDArray[np.int64]
+    losses: NDArray[np.int64]
+
+
+def compare(
+    per_query: pl.DataFrame | pl.LazyFrame,
+    *,
+    system: str,
+    query: str | Sequence[str] = "query",
+    metrics: str | Sequence[str] | None = None,
+    baseline: object = None,
+    test: Test = "t",
+    confidence: float = 0.95,
+    correction: Correction = "holm",
+    n_resamples: int = 10_000,
+    seed: int | None = None,
+    missing: Missing = "error",
+    weight: str | None = None,
+) -> pl.DataFrame:
+    """Compare systems with a baseline over paired queries: means, intervals, paired tests, effect sizes.
+
+    The methods (formulas, the scipy/statsmodels functions each one equals) are in the module docstring of
+    `lodestar_polars.compare`.
+
+    Parameters
+    ----------
+    per_query
+        DataFrame or LazyFrame with one row per (system, query) and one or more metric columns, such as
+        `ndcg(by="model", ...)` returns.  Only the needed columns are collected, once.
+    system
+        Column naming the system (model, run); its name and dtype are kept in the output.
+    query
+        Query key column, or several for a composite key.
+    metrics
+        Metric column(s) to compare.  None: every numeric column other than `system`, `query` and `weight`.
+    baseline
+        The system every other one is compared with (a value of the `system` column).  None: per metric,
+        the system with the lowest mean (the first in sort order on a tie).
+    test
+        "t" (paired Student's t), "permutation" (Fisher's paired randomization test), "bootstrap" (paired
+        bootstrap test of the mean delta) or "wilcoxon" (Wilcoxon signed-rank).
+    confidence
+        Level of the intervals, in (0, 1).
+    correction
+        "holm", "bonferroni" or None: the multiple-testing correction of `p_adjusted`, over the systems
+        compared with the baseline within each metric.
+    n_resamples
+        Bootstrap resamples and random sign flips (every test but "t"; the intervals of every test but "t").
+    seed
+        Seed of numpy's random generator; the same seed gives the same output bit for bit.
+    missing
+        Queries present for some systems and not others, or with a null metric value: "error" raises with
+        the counts; "drop" leaves them out of every system of that metric (`queries` shows how many remain).
+    weight
+        A weight column of the frame, left out of `metrics=None`.  The comparison itself is unweighted.
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per (metric, system), metrics in the given (column) order, systems by mean descending:
+        `metric`, the system column, `queries`, `mean`, `ci_low`, `ci_high`, and against the baseline
+        `delta` (mean of system - baseline), `delta_ci_low`, `delta_ci_high`, `p_value`, `p_adjusted`,
+        `effect_size` (paired Cohen's d), `wins`, `ties`, `losses`.  The baseline's own row has nulls in
+        the comparison columns.
+
+    Raises
+    ------
+    ValueError
+        Bad options; a missing or non-numeric column; null keys; NaN or infinite metric values; duplicate
+        (system, query) rows; queries missing for some systems or null values (with `missing="error"`);
+        fewer than two systems or two paired queries; an unknown baseline; `test="t"` with a constant
+        non-zero delta.
+    ImportError
+        `test="t"` or `"wilcoxon"` without scipy (the `stats` extra).
+
+    Examples
+    --------
+    >>> import lodestar_polars as lp
+    >>> per_query = pl.DataFrame(
+    ...     {
+    ...         "model": ["a"] * 4 + ["b"] * 4,
+    ...         "query": [1, 2, 3, 4] * 2,
+    ...         "ndcg@10": [0.2, 0.4, 0.5, 0.3, 0.5, 0.6, 0.5, 0.7],
+    ...     }
+    ... )
+    >>> table = lp.compare(per_query, system="model", baseline="a")
+    >>> table.select("model", "mean", "delta", "p_value", "wins", "ties", "losses")
+    shape: (2, 7)
+    ┌───────┬───────┬───────┬──────────┬──────┬──────┬────────┐
+    │ model ┆ mean  ┆ delta ┆ p_value  ┆ wins ┆ ties ┆ losses │
+    │ ---   ┆ ---   ┆ ---   ┆ ---      ┆ ---  ┆ ---  ┆ ---    │
+    │ str   ┆ f64   ┆ f64   ┆ f64      ┆ u32  ┆ u32  ┆ u32    │
+    ╞═══════╪═══════╪═══════╪══════════╪══════╪══════╪════════╡
+    │ b     ┆ 0.575 ┆ 0.225 ┆ 0.077994 ┆ 3    ┆ 1    ┆ 0      │
+    │ a     ┆ 0.35  ┆ null  ┆ null     ┆ null ┆ null ┆ null   │
+    └───────┴───────┴───────┴──────────┴──────┴──────┴────────┘
+
+    The p-value is `scipy.stats.ttest_rel([.5, .6, .5, .7], [.2, .4, .5, .3]).pvalue`.
+    """
+    options = _validate_options(
+        system=system,
+        query=query,
+        metrics=metrics,
+        baseline=baseline,
+        test=test,
+        confidence=confidence,
+        correction=correction,
+        n_resamples=n_resamples,
+        seed=seed,
+        missing=missing,
+        weight=weight,
+    )
+    if not isinstance(per_query, pl.DataFrame | pl.LazyFrame):
+        msg = f"per_query must be a polars DataFrame or LazyFrame, got {type(per_query).__name__}"
+        raise TypeError(msg)
+    stats = _scipy_stats() if options.test in ("t", "wilcoxon") else None
+    metric_names = _metric_columns(per_query.collect_schema(), options)
+    needed = [options.system, *options.query, *metric_names]
+    frame = per_query.select(needed) if isinstance(per_query, pl.DataFrame) else per_query.select(needed).collect()
+    if frame.height == 0:
+        msg = "the per-query frame has no rows"
+        raise ValueError(msg)
+    _check_frame(frame, options, metric_names)
+    systems, values, present = _pivot(frame, options, metric_names)
+    if systems.len() < 2:
+        msg = (
+            f"compare needs at least two systems in column {options.system!r}; "
+            f"found {systems.len()}: {_describe_values(systems.to_list())}"
+        )
+        raise ValueError(msg)
+    if options.missing == "error":
+        _check_complete(frame, options, systems, present)
+    kept = {metric: _kept_queries(metric, values[metric], options) for metric in metric_names}
+    baselines = {
+        metric: _baseline_index(metric, values[metric][kept[metric]], systems, options) for metric in metric_names
+    }
+
+    seeds = np.random.SeedSequence(options.seed)
+    results: dict[str, _MetricResult] = {}
+    # metrics kept on the same queries share one resampling pass
+    groups: dict[bytes, list[str]] = {}
+    for metric in metric_names:
+        groups.setdefault(np.packbits(kept[metric]).tobytes(), []).append(metric)
+    for group in groups.values():
+        matrices = [values[metric][kept[metric]] for metric in group]
+        for result in _compare_group(group, matrices, [baselines[m] for m in group], systems, options, seeds, stats):
+            results[result.metric] = result
+    return _table([results[metric] for metric in metric_names], systems, options)
+
+
+def _validate_options(
+    *,
+    system: object,
+    query: object,
+    metrics: object,
+    baseline: object,
+    test: object,
+    confidence: object,
+    correction: object,
+    n_resamples: object,
+    seed: object,
+    missing: object,
+    weight: object,
+) -> _Options:
+    if not isinstance(system, str):
+        msg = f"system must be a column name (str), got {system!r}"
+        raise TypeError(msg)
+    query_columns = _names("query", query, allow_none=False)
+    assert query_columns is not None
+    if not query_columns:
+        msg = "query must name at least one column"
+        raise ValueError(msg)
+    metric_columns = _names("metrics", metrics, allow_none=True)
+    if metric_columns is not None and not metric_columns:
+        msg = "metrics must name at least one column (or be None for every numeric column)"
+        raise ValueError(msg)
+    if weight is not None and not isinstance(weight, str):
+        msg = f"weight must be a column name (str) or None, got {weight!r}"
+        raise TypeError(msg)
+    keys = [system, *query_columns]
+    if system in COLUMNS and system != "system":
+        msg = f"system column {system!r} has the name of an output column; rename it (e.g. to 'system')"
+        raise ValueError(msg)
+    if len(set(keys)) != len(keys):
+        msg = f"system and query columns must be distinct, got system={system!r}, query={list(query_columns)!r}"
+        raise ValueError(msg)
+    for metric in metric_columns or ():
+        if metric in keys:
+            msg = f"metric column {metric!r} is also a key column (system or query)"
+            raise ValueError(msg)
+    if test not in get_args(Test):
+        msg = f"test must be one of {list(get_args(Test))}, got {test!r}"
+        raise ValueError(msg)
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
+        msg = f"confidence must be a number strictly between 0 and 1, got {confidence!r}"
+        raise ValueError(msg)
+    if correction not in ("holm", "bonferroni", None):
+        msg = f"correction must be 'holm', 'bonferroni' or None, got {correction!r}"
+        raise ValueError(msg)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int | np.integer) or n_resamples < 1:
+        msg = f"n_resamples must be a positive integer, got {n_resamples!r}"
+        raise ValueError(msg)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0):
+        msg = f"seed must be a non-negative integer or None, got {seed!r}"
+        raise ValueError(msg)
+    if missing not in get_args(Missing):
+        msg = f"missing must be 'error' or 'drop', got {missing!r}"
+        raise ValueError(msg)
+    return _Options(
+        system=system,
+        query=query_columns,
+        metrics=metric_columns,
+        baseline=baseline,
+        test=test,  # type: ignore[arg-type]  # checked against get_args(Test) above
+        confidence=float(confidence),
+        correction=correction,
+        n_resamples=int(n_resamples),
+        seed=None if seed is None else int(seed),
+        missing=missing,  # type: ignore[arg-type]  # checked against get_args(Missing) above
+        weight=weight,
+    )
+
+
+def _names(option: str, value: object, *, allow_none: bool) -> tuple[str, ...] | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Sequence) and all(isinstance(name, str) for name in value):
+        names = tuple(value)
+        if len(set(names)) != len(names):
+            msg = f"{option} lists a column twice: {list(names)!r}"
+            raise ValueError(msg)
+        return names
+    msg = f"{option} must be a column name or a sequence of column names, got {value!r}"
+    raise TypeError(msg)
+
+
+def _scipy_stats() -> ModuleType:
+    try:
+        import scipy.stats
+    except ImportError as error:
+        msg = 'compare(test="t" or "wilcoxon") needs scipy: pip install "lodestar-polars[stats]"'
+        raise ImportError(msg) from error
+    module: ModuleType = scipy.stats
+    return module
+
+
+def _metric_columns(schema: pl.Schema, options: _Options) -> list[str]:
+    for role, column in [("system", options.system), *(("query", name) for name in options.query)]:
+        if column not in schema:
+            msg = f"{role} column {column!r} not found; columns: {schema.names()}"
+            raise ValueError(msg)
+    if options.weight is not None and options.weight not in schema:
+        msg = f"weight column {options.weight!r} not found; columns: {schema.names()}"
+        raise ValueError(msg)
+    if options.metrics is None:
+        excluded = {options.system, *options.query, options.weight}
+        chosen = [name for name, dtype in schema.items() if name not in excluded and dtype.is_numeric()]
+        if not chosen:
+            msg = (
+                f"no metric column: no numeric column besides the keys {[options.system, *options.query]} "
+                f"(columns: {schema.names()}); pass metrics=[...]"
+            )
+            raise ValueError(msg)
+        return chosen
+    for metric in options.metrics:
+        if metric not in schema:
+            msg = f"metric column {metric!r} not found; columns: {schema.names()}"
+            raise ValueError(msg)
+        if not schema[metric].is_numeric():
+            msg = f"metric column {metric!r} must be numeric, got {schema[metric]}"
+            raise ValueError(msg)
+    return list(options.metrics)
+
+
+def _describe(value: object) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _describe_values(values: Sequence[object], limit: int = 5) -> str:
+    shown = ", ".join(_describe(value) for value in values[:limit])
+    return shown + (f", ... ({len(values)} in all)" if len(values) > limit else "")
+
+
+def _describe_query(row: dict[str, Any], options: _Options) -> str:
+    if len(options.query) == 1:
+        return _describe(row[options.query[0]])
+    return "(" + ", ".join(f"{name}={_describe(row[name])}" for name in options.query) + ")"
+
+
+def _check_frame(frame: pl.DataFrame, options: _Options, metrics: list[str]) -> None:
+    for role, column in [("system", options.system), *(("query", name) for name in options.query)]:
+        nulls = frame[column].null_count()
+        if nulls:
+            msg = f"{role} column {column!r} has {nulls} null value(s)"
+            raise ValueError(msg)
+    keys = [options.system, *options.query]
+    for metric in metrics:
+        if not frame.schema[metric].is_float():
+            continue
+        not_finite = pl.col(metric).is_nan() | pl.col(metric).is_infinite()
+        if frame.select(not_finite.any()).item():
+            bad = frame.filter(not_finite).sort(keys)
+            first = bad.row(0, named=True)
+            msg = (
+                f"metric column {metric!r} has {bad.height} NaN or infinite value(s), the first for "
+                f"system {_describe(first[options.system])}, query {_describe_query(first, options)}"
+            )
+            raise ValueError(msg)
+    if options.missing == "error":
+        for metric in metrics:
+            if not frame[metric].null_count():
+                continue
+            null_rows = frame.filter(pl.col(metric).is_null()).sort(keys)
+            first = null_rows.row(0, named=True)
+            msg = (
+                f"metric column {metric!r} is null for {null_rows.height} (system, query) row(s), the first for "
+                f"system {_describe(first[options.system])}, query {_describe_query(first, options)}; "
+                "pass missing='drop' to leave those queries out of that metric for every system"
+            )
+            raise ValueError(msg)
+
+
+def _pivot(
+    frame: pl.DataFrame, options: _Options, metrics: list[str]
+) -> tuple[pl.Series, dict[str, FloatArray], NDArray[np.bool_]]:
+    """Sorted systems, one (queries x systems) float64 matrix per metric (NaN: no row or null), row presence.
+
+    Raises on duplicate (system, query) rows.
+    """
+    query_key = pl.col(options.query[0]) if len(options.query) == 1 else pl.struct(options.query)
+    codes = frame.select(
+        system=pl.col(options.system).rank("dense").cast(pl.Int64) - 1,
+        query=query_key.rank("dense").cast(pl.Int64) - 1,
+    )
+    columns = codes["system"].to_numpy()
+    rows = codes["query"].to_numpy()
+    n_systems, n_queries = int(columns.max()) + 1, int(rows.max()) + 1
+    _, first_rows = np.unique(columns, return_index=True)
+    systems = frame[options.system].gather(first_rows)
+    cells = rows * n_systems + columns
+    repeated = np.bincount(cells, minlength=n_queries * n_systems) > 1
+    if repeated.any():
+        first = frame.row(int(np.flatnonzero(repeated[cells])[0]), named=True)
+        count = int((cells == cells[np.flatnonzero(repeated[cells])[0]]).sum())
+        msg = (
+            f"{int(repeated.sum())} (system, query) pair(s) have several rows: system "
+            f"{_describe(first[options.system])}, query {_describe_query(first, options)} has {count}; "
+            "compare needs one row per system and query"
+        )
+        raise ValueError(msg)
+    shape = (n_queries, n_systems)
+    present = np.zeros(shape, dtype=bool)
+    present[rows, columns] = True
+    values: dict[str, FloatArray] = {}
+    for metric in metrics:
+        matrix = np.full(shape, np.nan)
+        matrix[rows, columns] = frame[metric].cast(pl.Float64).to_numpy()
+        values[metric] = matrix
+    return systems, values, present
+
+
+def _check_complete(frame: pl.DataFrame, options: _Options, systems: pl.Series, present: NDArray[np.bool_]) -> None:
+    incomplete = ~present.all(axis=1)
+    if not incomplete.any():
+        return
+    lacking = (~present).sum(axis=0)
+    per_system = ", ".join(
+        f"system {_describe(name)} lacks {count}"
+        for name, count in zip(systems.to_list(), lacking, strict=True)
+        if count
+    )
+    msg = (
+        f"queries differ between systems: {int(incomplete.sum())} of {present.shape[0]} queries are missing for "
+        f"some systems ({per_system}); pass missing='drop' to compare every system on the queries they all have"
+    )
+    raise ValueError(msg)
+
+
+def _kept_queries(metric: str, matrix: FloatArray, options: _Options) -> NDArray[np.bool_]:
+    kept: NDArray[np.bool_] = np.asarray(~np.isnan(matrix).any(axis=1), dtype=np.bool_)
+    count = int(kept.sum())
+    if count < 2:
+        where = " after missing='drop'" if options.missing == "drop" and count < matrix.shape[0] else ""
+        msg = (
+            f"metric {metric!r}: {count} {'query has' if count == 1 else 'queries have'} a value for every "
+            f"system{where}; "
+            "a paired comparison needs at least 2 queries per system"
+        )
+        raise ValueError(msg)
+    return kept
+
+
+def _baseline_index(metric: str, matrix: FloatArray, systems: pl.Series, options: _Options) -> int:
+    if options.baseline is None:
+        return int(np.argmin(matrix.mean(axis=0)))
+    names = systems.to_list()
+    for index, name in enumerate(names):
+        if name == options.baseline:
+            return index
+    msg = (
+        f"baseline {options.baseline!r} is not a value of column {options.system!r} "
+        f"(systems: {_describe_values(names, limit=10)})"
+    )
+    raise ValueError(msg)
+
+
+def _compare_group(
+    metrics: list[str],
+    matrices: list[FloatArray],
+    baselines: list[int],
+    systems: pl.Series,
+    options: _Options,
+    seeds: np.random.SeedSequence,
+    stats: ModuleType | None,
+) -> list[_MetricResult]:
+    """Every metric of one group (same kept queries): shared resamples, one result per metric."""
+    n, n_systems = matrices[0].shape
+    others = [np.array([s for s in range(n_systems) if s != base]) for base in baselines]
+    deltas = [
+        matrix[:, rest] - matrix[:, [base]] for matrix, rest, base in zip(matrices, others, baselines, strict=True)
+    ]
+    means = [matrix.mean(axis=0) for matrix in matrices]
+    mean_deltas = [delta.mean(axis=0) for delta in deltas]
+    all_zero = [(delta == 0).all(axis=0) for delta in deltas]
+    # constant up to the rounding of the inputs: 0.35 - 0.1 and 0.45 - 0.2 differ in the last bit
+    constant = [
+        delta.max(axis=0) - delta.min(axis=0)
+        <= _CONSTANT_TOLERANCE * np.maximum(np.abs(matrix[:, rest]).max(axis=0), np.abs(matrix[:, base]).max())
+        for delta, matrix, rest, base in zip(deltas, matrices, others, baselines, strict=True)
+    ]
+    alpha = 1.0 - options.confidence
+
+    if options.test == "t":
+        assert stats is not None
+        quantile = float(stats.t.ppf((1.0 + options.confidence) / 2.0, n - 1))
+        for metric, delta, rest, is_constant, is_zero in zip(metrics, deltas, others, constant, all_zero, strict=True):
+            bad = np.flatnonzero(is_constant & ~is_zero)
+            if bad.size:
+                name = systems[int(rest[bad[0]])]
+                msg = (
+                    f"test='t' is undefined for system {_describe(name)} on metric {metric!r}: its delta with the "
+                    f"baseline is {float(delta[0, bad[0]])!r} on every query (standard deviation 0); "
+                    "use test='permutation', 'bootstrap' or 'wilcoxon'"
+                )
+                raise ValueError(msg)
+        mean_intervals = [_t_interval(matrix, mean, quantile) for matrix, mean in zip(matrices, means, strict=True)]
+        delta_intervals = [_t_interval(delta, mean, quantile) for delta, mean in zip(deltas, mean_deltas, strict=True)]
+        p_values = [
+            _t_test_p(delta, mean, is_zero, stats)
+            for delta, mean, is_zero in zip(deltas, mean_deltas, all_zero, strict=True)
+        ]
+    else:
+        boot_seeds, permutation_seeds = seeds.spawn(2)
+        boot_means = _bootstrap_means(np.hstack(matrices), options.n_resamples, boot_seeds)
+        mean_intervals, delta_intervals, boot_deltas = [], [], []
+        start = 0
+        for rest, base, is_zero in zip(others, baselines, all_zero, strict=True):
+            block = boot_means[:, start : start + n_systems]
+            start += n_systems
+            boot_delta = block[:, rest] - block[:, [base]]
+            # identical systems: resampled means of identical columns may differ in the last bit
+            boot_delta[:, is_zero] = 0.0
+            boot_deltas.append(boot_delta)
+            mean_intervals.append(_percentile_interval(block, alpha))
+            delta_intervals.append(_percentile_interval(boot_delta, alpha))
+        if options.test == "bootstrap":
+            p_values = [_bootstrap_p(boot, mean) for boot, mean in zip(boot_deltas, mean_deltas, strict=True)]
+        elif options.test == "permutation":
+            p_values = _permutation_p(deltas, options.n_resamples, permutation_seeds)
+        else:
+            assert stats is not None
+            p_values = [_wilcoxon_p(delta, is_zero, stats) for delta, is_zero in zip(deltas, all_zero, strict=True)]
+
+    results = []
+    for j, metric in enumerate(metrics):
+        delta, rest, base = deltas[j], others[j], baselines[j]
+        p_value = np.where(all_zero[j], 1.0, p_values[j])
+        sd = np.where(constant[j], 1.0, delta.std(axis=0, ddof=1))
+        infinite = np.where(mean_deltas[j] > 0, np.inf, -np.inf)
+        effect = np.where(all_zero[j], 0.0, np.where(constant[j], infinite, mean_deltas[j] / sd))
+
+        def by_system(compared: FloatArray, rest: NDArray[np.int64] = rest) -> FloatArray:
+            full = np.full(n_systems, np.nan)
+            full[rest] = compared
+            return full
+
+        def counts(compared: NDArray[np.int64], rest: NDArray[np.int64] = rest) -> NDArray[np.int64]:
+            full = np.zeros(n_systems, dtype=np.int64)
+            full[rest] = compared
+            return full
+
+        results.append(
+            _MetricResult(
+                metric=metric,
+                queries=n,
+                baseline=base,
+                mean=means[j],
+                ci_low=mean_intervals[j][0],
+                ci_high=mean_intervals[j][1],
+                delta=by_system(mean_deltas[j]),
+                delta_ci_low=by_system(delta_intervals[j][0]),
+                delta_ci_high=by_system(delta_intervals[j][1]),
+                p_value=by_system(p_value),
+                p_adjusted=by_system(_adjust(p_value, options.correction)),
+                effect_size=by_system(effect),
+                wins=counts((delta > 0).sum(axis=0)),
+                ties=counts((delta == 0).sum(axis=0)),
+                losses=counts((delta < 0).sum(axis=0)),
+            )
+        )
+    return results
+
+
+def _t_interval(samples: FloatArray, mean: FloatArray, quantile: float) -> tuple[FloatArray, FloatArray]:
+    half_width = quantile * samples.std(axis=0, ddof=1) / math.sqrt(samples.shape[0])
+    return mean - half_width, mean + half_width
+
+
+def _t_test_p(delta: FloatArray, mean: FloatArray, all_zero: NDArray[np.bool_], stats: ModuleType) -> FloatArray:
+    n = delta.shape[0]
+    sd = delta.std(axis=0, ddof=1)
+    statistic = mean / np.where(all_zero, 1.0, sd) * math.sqrt(n)
+    p: FloatArray = np.minimum(2.0 * stats.t.sf(np.abs(statistic), n - 1), 1.0)
+    return p
+
+
+def _wilcoxon_p(delta: FloatArray, all_zero: NDArray[np.bool_], stats: ModuleType) -> FloatArray:
+    return np.array(
+        [1.0 if zero else float(stats.wilcoxon(column).pvalue) for column, zero in zip(delta.T, all_zero, strict=True)]
+    )
+
+
+def _percentile_interval(samples: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
+    low, high = np.quantile(samples, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+    return low, high
+
+
+def _chunks(n: int, total: int) -> list[tuple[int, int]]:
+    """(start, size) of the row chunks of a (total x n) resampling matrix: a function of n and total only."""
+    rows = max(1, min(total, _CHUNK_ELEMENTS // n))
+    return [(start, min(rows, total - start)) for start in range(0, total, rows)]
+
+
+def _map_chunks(
+    work: Callable[[int, int, np.random.SeedSequence], None],
+    chunks: list[tuple[int, int]],
+    seeds: np.random.SeedSequence,
+) -> None:
+    """Run `work(start, size, seed)` on every chunk, on a few threads (numpy's generators, bincount and BLAS
+    release the GIL).  Each chunk draws from its own generator, seeded from `seeds` by its index, and
+    writes its own rows, so the result does not depend on the scheduling."""
+    chunk_seeds = seeds.spawn(len(chunks))
+    workers = min(_THREADS, len(chunks))
+    if workers <= 1:
+        for (start, size), seed in zip(chunks, chunk_seeds, strict=True):
+            work(start, size, seed)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(
+            pool.map(
+                lambda args: work(*args), [(*chunk, seed) for chunk, seed in zip(chunks, chunk_seeds, strict=True)]
+            )
+        )
+
+
+def _bootstrap_means(values: FloatArray, n_resamples: int, seeds: np.random.SeedSequence) -> FloatArray:
+    """Means of every column over `n_resamples` resamples of the rows with replacement (rows drawn jointly)."""
+    n = values.shape[0]
+    sums = np.empty((n_resamples, values.shape[1]))
+
+    def work(start: int, size: int, seed: np.random.SeedSequence) -> None:
+        draws = np.random.default_rng(seed).integers(0, n, size=(size, n), dtype=np.int64)
+        counts = np.empty((size, n))
+        for row in range(size):
+            counts[row] = np.bincount(draws[row], minlength=n)
+        sums[start : start + size] = counts @ values
+
+    _map_chunks(work, _chunks(n, n_resamples), seeds)
+    means: FloatArray = sums / n
+    return means
+
+
+def _bootstrap_p(boot_delta: FloatArray, observed: FloatArray) -> FloatArray:
+    tolerance = _TIE_TOLERANCE * np.abs(observed)
+    extreme = np.abs(boot_delta - observed) >= np.abs(observed) - tolerance
+    p: FloatArray = np.minimum((extreme.sum(axis=0) + 1.0) / (boot_delta.shape[0] + 1.0), 1.0)
+    return p
+
+
+def _permutation_p(deltas: list[FloatArray], n_resamples: int, seeds: np.random.SeedSequence) -> list[FloatArray]:
+    """Fisher's sign-flip test for every column of every delta matrix, sharing the sign vectors."""
+    stacked = np.hstack(deltas)
+    n = stacked.shape[0]
+    totals = stacked.sum(axis=0)
+    observed = totals / n
+    tolerance = _TIE_TOLERANCE * np.abs(observed)
+    exact = n <= n_resamples.bit_length() - 1  # 2**n <= n_resamples
+    total = 1 << n if exact else n_resamples
+    chunks = _chunks(n, total)
+    less = np.zeros((len(chunks), stacked.shape[1]), dtype=np.int64)
+    greater = np.zeros((len(chunks), stacked.shape[1]), dtype=np.int64)
+    chunk_index = {start: index for index, (start, _) in enumerate(chunks)}
+    bit_positions = np.arange(n, dtype=np.int64)
+
+    def work(start: int, size: int, seed: np.random.SeedSequence) -> None:
+        if exact:
+            # every sign vector once: bit i of the vector's number flips query i
+            flips = ((np.arange(start, start + size, dtype=np.int64)[:, None] >> bit_positions) & 1).astype(np.float64)
+        else:
+            random_bytes = np.random.default_rng(seed).integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8)
+            flips = np.unpackbits(random_bytes, axis=1, count=n).astype(np.float64)
+        # flipping the signs of the set F turns the sum of d into sum(d) - 2 * (sum of d over F)
+        null = (totals - 2.0 * (flips @ stacked)) / n
+        index = chunk_index[start]
+        less[index] = (null <= observed + tolerance).sum(axis=0)
+        greater[index] = (null >= observed - tolerance).sum(axis=0)
+
+    _map_chunks(work, chunks, seeds)
+    adjustment = 0 if exact else 1
+    smaller = np.minimum(less.sum(axis=0), greater.sum(axis=0)) + adjustment
+    p = np.minimum(2.0 * smaller / (total + adjustment), 1.0)
+    split = np.cumsum([delta.shape[1] for delta in deltas])[:-1]
+    return list(np.split(p, split))
+
+
+def _adjust(p_values: FloatArray, correction: Correction) -> FloatArray:
+    """Holm or Bonferroni over the systems compared with the baseline, as statsmodels' multipletests."""
+    m = p_values.size
+    if correction is None or m == 0:
+        return p_values.copy()
+    if correction == "bonferroni":
+        bonferroni: FloatArray = np.minimum(p_values * m, 1.0)
+        return bonferroni
+    order = np.argsort(p_values, kind="stable")
+    stepped = np.minimum(np.maximum.accumulate(p_values[order] * np.arange(m, 0, -1)), 1.0)
+    holm = np.empty(m)
+    holm[order] = stepped
+    return holm
+
+
+def _table(results: list[_MetricResult], systems: pl.Series, options: _Options) -> pl.DataFrame:
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS if name != "system"}
+    system_rows: list[int] = []
+    float_columns = ("delta", "delta_ci_low", "delta_ci_high", "p_value", "p_adjusted", "effect_size")
+    count_columns = ("wins", "ties", "losses")
+    for result in results:
+        order = sorted(range(len(result.mean)), key=lambda s: -result.mean[s])
+        for s in order:
+            is_baseline = s == result.baseline
+            system_rows.append(s)
+            columns["metric"].append(result.metric)
+            columns["queries"].append(result.queries)
+            columns["mean"].append(float(result.mean[s]))
+            columns["ci_low"].append(float(result.ci_low[s]))
+            columns["ci_high"].append(float(result.ci_high[s]))
+            for name in float_columns:
+                columns[name].append(None if is_baseline else float(getattr(result, name)[s]))
+            for name in count_columns:
+                columns[name].append(None if is_baseline else int(getattr(result, name)[s]))
+    numbers = [
+        value for name in ("mean", "ci_low", "ci_high", *float_columns) for value in columns[name] if value is not None
+    ]
+    if any(math.isnan(value) for value in numbers):  # pragma: no cover - a bug, not a data error
+        msg = "internal error: compare produced NaN"
+        raise RuntimeError(msg)
+    dtypes = {"metric": pl.String, "queries": pl.UInt32, **dict.fromkeys(count_columns, pl.UInt32)}
+    table = pl.DataFrame(
+        {name: pl.Series(name, data, dtype=dtypes.get(name, pl.Float64)) for name, data in columns.items()}
+    )
+    system_column = systems.gather(system_rows).alias(options.system)
+    return table.insert_column(1, system_column)

@@ -1,0 +1,557 @@
+"""DCG, NDCG and reciprocal rank as Polars expressions: one Float64 per group.
+
+    df.group_by("query").agg(exprs.ndcg(k=10), pl.len(), pl.col("clicked").mean())
+    df.with_columns(exprs.ndcg(k=10).over("query"))
+
+Each function returns a `pl.Expr` evaluated over the rows of a group (`group_by(...).agg`,
+`group_by_dynamic`, `rolling`, a window with `.over(keys)`, or the whole frame in `select`), with the
+semantics and options of the `.rank_metrics` namespace (scikit-learn's tie-averaged DCG by default).
+
+How the per-group value is computed (only the ideal DCG sorts: the k largest gains, or all without k):
+
+- Deterministic tie modes: each row's 1-based position is an ordinal rank by descending score, ties broken
+  as `ties` says; DCG@k = sum(gain * discount(position)), the discount 0 past k.
+- `ties="average"` (scikit-learn): a row's tie block covers positions a..b, where a = rank("min") and
+  b = rank("max") of its descending score.  scikit-learn credits the block with its mean gain times the sum
+  of the discounts of a..b, so each row adds gain * (CD(b) - CD(a - 1)) / (b - a + 1), CD(p) being the
+  cumulative discount of positions 1..min(p, k): a table lookup for a cut-off up to `_TABLE_CUTOFF_LIMIT`,
+  else a cumulative sum over the group gathered at a and b.
+- Ideal DCG: the group's k largest gains, sorted descending, times the discounts of positions 1..k.
+- Reciprocal rank with `ties="average"`: the first tie block holding a relevant row is the one at the
+  highest relevant score; with s rows before it, n in it, r of them relevant, the first relevant row lands
+  at block offset j with P(J = j) = C(n - j, r - 1) / C(n, r) and scores 1 / (s + j) (0 past k).
+
+Polars does not share a sub-expression used twice inside an aggregation (no CSE there), so each rank is
+computed once, inside a struct whose fields the rest of the formula reads (`_let`).
+
+The per-group sums, with counters for the data checks, go through one Python function applied to the
+per-group results (never to the rows): it raises the namespace's data errors, then finishes the metric.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from . import _spec
+
+__all__ = ["dcg", "ndcg", "reciprocal_rank"]
+
+Ties = _spec.Ties
+GainName = _spec.GainName
+Gain = _spec.Gain
+NoRelevant = _spec.NoRelevant
+Column = _spec.IntoColumn
+
+# cut-offs up to this use a lookup table of cumulative discounts; larger ones (and None) a per-group cum_sum
+_TABLE_CUTOFF_LIMIT = 10_000
+
+# data-error messages: the namespace's words, with the group in place of the query it names
+BAD_VALUES_MESSAGE = "{role} column {column!r} has {total} null, NaN or infinite value(s)"
+NEGATIVE_RELEVANCE_MESSAGE = "ndcg_score should not be used on negative y_true values."
+UNMAPPED_LABEL_MESSAGE = "relevance label {value} has no gain in the gain mapping."
+NULL_DOCS_MESSAGE = "doc column {column!r} has {total} null value(s)"
+DUPLICATE_DOC_MESSAGE = (
+    "a group lists doc {value} more than once (column {column!r}); "
+    "a duplicated (query, doc) pair, often from a join fan-out, would inflate the metric."
+)
+NO_RELEVANT_MESSAGE = (
+    "a group has no relevant document (ideal DCG is 0), and {total} group(s) in all; "
+    "pass no_relevant=0.0, 1.0 or None to score them."
+)
+_IN_GROUPS = ", in {groups} group(s)."
+
+
+# ----------------------------------------------------------------------------------------------- options
+def _check_column(argument: str, value: object) -> tuple[pl.Expr, str]:
+    """A column name or an expression, and the name quoted in error messages."""
+    if isinstance(value, str):
+        return pl.col(value), value
+    if isinstance(value, pl.Expr):
+        return value, value.meta.output_name(raise_if_undetermined=False) or str(value)
+    msg = f"`{argument}` must be a column name (str) or a polars expression, got {value!r}."
+    raise TypeError(msg)
+
+
+def _check_cutoff(metric: str, k: object) -> int | None:
+    if isinstance(k, (list, tuple)):
+        msg = f"exprs.{metric} takes one cut-off: give k as one int or None (one expression per cut-off), not {k!r}."
+        raise TypeError(msg)
+    return _spec.check_cutoffs(k)[0]
+
+
+def _check_ties(ties: object, doc: Column | None) -> Ties:
+    if ties not in _spec.TIES:
+        msg = f"ties must be one of {', '.join(repr(t) for t in _spec.TIES)}; got {ties!r}."
+        raise ValueError(msg)
+    if ties == "doc" and doc is None:
+        msg = "ties='doc' breaks ties by the doc column: pass doc='<column>'."
+        raise ValueError(msg)
+    return ties  # type: ignore[return-value]  # narrowed by the membership test above
+
+
+# the namespace's own checks: one home per rule
+_check_no_relevant = _spec._check_no_relevant
+_check_log_base = _spec._check_log_base
+_check_threshold = _spec._check_threshold
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """The validated columns and options of one expression."""
+
+    relevance: pl.Expr
+    relevance_name: str
+    score: pl.Expr
+    score_name: str
+    doc: pl.Expr | None
+    doc_name: str | None
+    k: int | None
+    ties: Ties
+    gain: GainName | tuple[tuple[float, float], ...]
+
+
+def _inputs(
+    metric: str, relevance: object, score: object, doc: object, k: object, ties: object, gain: object
+) -> _Inputs:
+    relevance_expr, relevance_name = _check_column("relevance", relevance)
+    score_expr, score_name = _check_column("score", score)
+    doc_expr, doc_name = _check_column("doc", doc) if doc is not None else (None, None)
+    return _Inputs(
+        relevance=relevance_expr,
+        relevance_name=relevance_name,
+        score=score_expr,
+        score_name=score_name,
+        doc=doc_expr,
+        doc_name=doc_name,
+        k=_check_cutoff(metric, k),
+        ties=_check_ties(ties, doc_expr),
+        gain=_spec._check_gain(gain, allow_negative=metric != "ndcg"),
+    )
+
+
+# ----------------------------------------------------------------------------------------------- pieces
+def _field(name: str) -> pl.Expr:
+    return pl.element().struct.field(name)
+
+
+def _let(fields: Mapping[str, pl.Expr], body: pl.Expr) -> pl.Expr:
+    """The group's rows of `body` as a list: `body`, written with `_field(name)`, reads `fields`, each evaluated
+    once (Polars does not share repeated sub-expressions inside an aggregation).  `list.eval` rather than
+    `struct.with_fields`: the streaming engine refuses `pl.field` inside an aggregation."""
+    return pl.struct([e.alias(n) for n, e in fields.items()]).implode().list.eval(body)
+
+
+def _gain(i: _Inputs) -> pl.Expr:
+    relevance = i.relevance.cast(pl.Float64, strict=False)
+    if i.gain == "linear":
+        return relevance
+    if i.gain == "exponential":
+        return pl.lit(2.0).pow(relevance) - 1.0
+    return pl.coalesce([pl.when(relevance == label).then(pl.lit(value, pl.Float64)) for label, value in i.gain])
+
+
+def _discount(position: pl.Expr, k: int | None, log_base: float) -> pl.Expr:
+    """1 / log_b(position + 1) for a 1-based position, 0 past k."""
+    discount = pl.lit(math.log(log_base)) / (position + 1).cast(pl.Float64).log()
+    return discount if k is None else pl.when(position <= k).then(discount).otherwise(0.0)
+
+
+def _position(i: _Inputs, gain: pl.Expr) -> pl.Expr:
+    """1-based position by descending score, ties broken as a deterministic `ties` mode says."""
+    if i.ties == "input":  # rank("ordinal") breaks ties by row order: the earlier row first
+        return i.score.rank("ordinal", descending=True)
+    if i.ties == "reverse":  # reversing the ascending order puts the later of two tied rows first
+        return pl.len() - i.score.rank("ordinal") + 1
+    if i.ties == "doc":  # trec_eval compares docnos as strings, descending
+        assert i.doc is not None
+        tie_break = i.doc.cast(pl.String)
+    else:
+        tie_break = gain if i.ties == "optimistic" else -gain
+    return pl.struct(i.score, tie_break).rank("ordinal", descending=True)
+
+
+def _cumulative_discounts(k: int, log_base: float) -> list[float]:
+    """CD(p) for p = 0..k: the discounts of positions 1..p summed."""
+    table, total = [0.0], 0.0
+    for position in range(1, k + 1):
+        total += math.log(log_base) / math.log(position + 1)
+        table.append(total)
+    return table
+
+
+def _tie_averaged_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
+    """sum over rows of gain * (CD(b) - CD(a - 1)) / (b - a + 1), a..b the positions of the row's tie block."""
+    first = i.score.rank("min", descending=True)
+    last = i.score.rank("max", descending=True)
+    a, b, g = _field("a"), _field("b"), _field("g")
+    block_size = (b - a + 1).cast(pl.Float64)
+    if i.k is not None and i.k <= _TABLE_CUTOFF_LIMIT:
+        k, table = i.k, _cumulative_discounts(i.k, log_base)
+
+        def cumulative(position: pl.Expr) -> pl.Expr:
+            clipped = pl.min_horizontal(position, pl.lit(k, pl.Int64))
+            return clipped.replace_strict(list(range(k + 1)), table, return_dtype=pl.Float64)
+
+        per_row = _let({"a": first, "b": last, "g": gain}, g * (cumulative(b) - cumulative(a - 1)) / block_size)
+        return per_row.list.sum()
+    discount = _discount(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), i.k, log_base)
+    fields = {"a": first, "b": last, "g": gain, "d": discount, "c": discount.cum_sum()}
+    # CD(b) - CD(a - 1) = CD(b) - CD(a) + discount(a), with 0-based gathers
+    c, d = _field("c"), _field("d")
+    block_discount = c.gather(b - 1) - c.gather(a - 1) + d.gather(a - 1)
+    return _let(fields, g * block_discount / block_size).list.sum()
+
+
+def _ordered_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
+    return _let({"p": _position(i, gain), "g": gain}, _field("g") * _discount(_field("p"), i.k, log_base)).list.sum()
+
+
+def _dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
+    return _tie_averaged_dcg(i, gain, log_base) if i.ties == "average" else _ordered_dcg(i, gain, log_base)
+
+
+def _ideal_dcg(i: _Inputs, gain: pl.Expr) -> pl.Expr:
+    """The gains sorted descending (the k largest with a cut-off), times the discounts of positions 1, 2, ..."""
+    best = gain if i.k is None else gain.top_k(i.k)  # top_k does not sort its output
+    ordered = best.sort(descending=True, nulls_last=True).implode()
+    return ordered.list.eval(pl.element() * _discount(pl.int_range(1, pl.len() + 1), None, 2.0)).list.sum()
+
+
+# ----------------------------------------------------------------------------------------------- checks
+def _non_finite(column: pl.Expr) -> pl.Expr:
+    return column.is_null() | ~column.cast(pl.Float64, strict=False).is_finite()
+
+
+@dataclass(frozen=True)
+class _Check:
+    """A per-group counter that must be 0 in every group, and how to word the error when it is not."""
+
+    name: str
+    counter: pl.Expr
+    message: Callable[[pl.DataFrame, pl.Series], str]
+    value: pl.Expr | None = None  # a per-group offending value to quote
+
+
+def _count_message(template: str, **names: object) -> Callable[[pl.DataFrame, pl.Series], str]:
+    def message(frame: pl.DataFrame, failing: pl.Series) -> str:
+        total = int(frame.get_column(failing.name).sum())
+        groups = int((failing > 0).sum())
+        return template.format(total=total, **names) + _IN_GROUPS.format(groups=groups)
+
+    return message
+
+
+def _value_message(template: str, **names: object) -> Callable[[pl.DataFrame, pl.Series], str]:
+    def message(frame: pl.DataFrame, failing: pl.Series) -> str:
+        value = frame.get_column(f"{failing.name}_value").filter(failing > 0).drop_nulls()[0]
+        return template.format(value=repr(value) if isinstance(value, str) else value, **names)
+
+    return message
+
+
+def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
+    """The namespace's data checks that apply inside a group, in the order the namespace raises them."""
+    checks = [
+        _Check(
+            "bad_score",
+            _non_finite(i.score).sum(),
+            _count_message(BAD_VALUES_MESSAGE, role="score", column=i.score_name),
+        ),
+        _Check(
+            "bad_relevance",
+            _non_finite(i.relevance).sum(),
+            _count_message(BAD_VALUES_MESSAGE, role="relevance", column=i.relevance_name),
+        ),
+    ]
+    if metric == "ndcg":
+        negative = (i.relevance.cast(pl.Float64, strict=False) < 0).sum()
+        checks.append(_Check("negative", negative, lambda _frame, _failing: NEGATIVE_RELEVANCE_MESSAGE))
+    if isinstance(i.gain, tuple):
+        unmapped = gain.is_null() & i.relevance.is_not_null()
+        first_label = pl.when(unmapped).then(i.relevance).drop_nulls().first()
+        checks.append(_Check("unmapped", unmapped.sum(), _value_message(UNMAPPED_LABEL_MESSAGE), first_label))
+    if i.doc is not None:
+        checks.append(_Check("null_docs", i.doc.is_null().sum(), _count_message(NULL_DOCS_MESSAGE, column=i.doc_name)))
+        duplicated = i.doc.is_duplicated()
+        first_duplicate = pl.when(duplicated).then(i.doc).drop_nulls().first()
+        checks.append(
+            _Check(
+                "duplicates",
+                duplicated.sum(),
+                _value_message(DUPLICATE_DOC_MESSAGE, column=i.doc_name),
+                first_duplicate,
+            )
+        )
+    return checks
+
+
+def _check_dtypes(i: _Inputs, frame: pl.DataFrame) -> None:
+    """The namespace's schema check, made on the per-group results: an expression does not know the frame."""
+    for role, name, allow_boolean in (("score", i.score_name, False), ("relevance", i.relevance_name, True)):
+        dtype = frame.schema[f"{role}_sample"]
+        if not (dtype.is_numeric() or dtype == pl.Null or (allow_boolean and dtype == pl.Boolean)):
+            kinds = "numeric or boolean" if allow_boolean else "numeric"
+            msg = f"{role} column {name!r} in the frame must be {kinds}, got dtype {dtype}."
+            raise pl.exceptions.SchemaError(msg)
+
+
+def _finish(
+    i: _Inputs,
+    name: str,
+    sums: Mapping[str, pl.Expr],
+    checks: Sequence[_Check],
+    value: Callable[[pl.DataFrame], pl.Series],
+    extra_check: Callable[[pl.DataFrame], None] | None = None,
+) -> pl.Expr:
+    """One Python call on the per-group results (not the rows): raise a failed check, else finish the metric.
+
+    `is_elementwise=True` makes Polars apply it once to the column of per-group values after the
+    aggregation, instead of once per group.
+    """
+    fields = {**sums, "score_sample": i.score.first(), "relevance_sample": i.relevance.first()}
+    for check in checks:
+        fields[check.name] = check.counter
+        if check.value is not None:
+            fields[f"{check.name}_value"] = check.value
+
+    def finish(per_group: pl.Series) -> pl.Series:
+        frame = per_group.struct.unnest()
+        _check_dtypes(i, frame)
+        for check in checks:
+            counts = frame.get_column(check.name)
+            if (counts > 0).any():
+                raise ValueError(check.message(frame, counts))
+        if extra_check is not None:
+            extra_check(frame)
+        return value(frame)
+
+    return (
+        pl.struct([e.alias(n) for n, e in fields.items()])
+        .map_batches(finish, return_dtype=pl.Float64, is_elementwise=True)
+        .alias(name)
+    )
+
+
+def _column_name(metric: str, k: int | None) -> str:
+    return metric if k is None else f"{metric}@{k}"
+
+
+# ----------------------------------------------------------------------------------------------- public
+def ndcg(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    gain: Gain = "linear",
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """NDCG of each group, as scikit-learn's `ndcg_score` defines it (with the namespace's options).
+
+    Parameters
+    ----------
+    relevance, score
+        The graded relevance (the gain source) and the model score: column names or expressions.
+    k
+        The cut-off, or None for the whole list.  One per expression: several cut-offs are several
+        expressions.
+    ties
+        "average" (scikit-learn), "reverse" (the later row first), "input" (the earlier row first:
+        LightGBM), "doc" (doc id compared as text, descending: trec_eval), "optimistic", "pessimistic".
+    gain
+        "linear" (relevance), "exponential" (2**relevance - 1), a mapping label -> gain, or a sequence
+        (LightGBM's `label_gain`: index -> gain).
+    no_relevant
+        NDCG of a group whose ideal DCG is 0: a float, None (null) or "error" (raise).
+    doc
+        Document id (column name or expression): for `ties="doc"`, and checked for nulls and duplicates.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `ndcg` or `ndcg@{k}`: one value per group in an aggregation, the
+        group's value on each of its rows with `.over(keys)`.  Data errors (null, NaN or infinite
+        relevance or score, negative relevance, an unmapped gain label, null or duplicated docs) raise a
+        `ValueError` when the query is collected.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame(
+    ...     {
+    ...         "query": [1, 1, 1, 1, 2, 2, 2],
+    ...         "relevance": [3, 2, 1, 0, 0, 1, 2],
+    ...         "score": [0.1, 0.4, 0.5, 0.9, 0.3, 0.3, 0.8],
+    ...     }
+    ... )
+    >>> df.group_by("query", maintain_order=True).agg(exprs.ndcg(), exprs.ndcg(k=1), pl.len())
+    shape: (2, 4)
+    ┌───────┬──────────┬────────┬─────┐
+    │ query ┆ ndcg     ┆ ndcg@1 ┆ len │
+    │ ---   ┆ ---      ┆ ---    ┆ --- │
+    │ i64   ┆ f64      ┆ f64    ┆ u32 │
+    ╞═══════╪══════════╪════════╪═════╡
+    │ 1     ┆ 0.613827 ┆ 0.0    ┆ 4   │
+    │ 2     ┆ 0.975117 ┆ 1.0    ┆ 3   │
+    └───────┴──────────┴────────┴─────┘
+    """
+    i = _inputs("ndcg", relevance, score, doc, k, ties, gain)
+    checked_no_relevant = _check_no_relevant(no_relevant)
+    gain_expr = _gain(i)
+    sums = {"dcg": _dcg(i, gain_expr, 2.0), "ideal": _ideal_dcg(i, gain_expr)}
+    fill = None if checked_no_relevant == "error" else checked_no_relevant
+
+    def value(frame: pl.DataFrame) -> pl.Series:
+        ideal = pl.col("ideal")
+        ratio = pl.when(ideal == 0).then(pl.lit(fill, pl.Float64)).otherwise(pl.col("dcg") / ideal)
+        return frame.select(ratio).to_series()
+
+    def no_relevant_check(frame: pl.DataFrame) -> None:
+        if checked_no_relevant == "error":
+            without = int((frame.get_column("ideal") == 0).sum())
+            if without:
+                raise ValueError(NO_RELEVANT_MESSAGE.format(total=without))
+
+    return _finish(i, _column_name("ndcg", i.k), sums, _checks("ndcg", i, gain_expr), value, no_relevant_check)
+
+
+def dcg(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    gain: Gain = "linear",
+    log_base: float = 2.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """DCG of each group, as scikit-learn's `dcg_score` defines it (with the namespace's options).
+
+    Parameters
+    ----------
+    relevance, score, k, ties, gain, doc
+        As for `ndcg`.  Negative relevance is accepted, as scikit-learn's `dcg_score` accepts it.
+    log_base
+        Base of the logarithm of the discount 1 / log_b(position + 1).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `dcg` or `dcg@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 1, 1], "relevance": [10, 0, 0, 1, 5], "score": [1, 0, 0, 0, 1]})
+    >>> df.group_by("query").agg(exprs.dcg(k=1))  # scikit-learn's dcg_score(..., k=1) is 7.5 too
+    shape: (1, 2)
+    ┌───────┬───────┐
+    │ query ┆ dcg@1 │
+    │ ---   ┆ ---   │
+    │ i64   ┆ f64   │
+    ╞═══════╪═══════╡
+    │ 1     ┆ 7.5   │
+    └───────┴───────┘
+    """
+    i = _inputs("dcg", relevance, score, doc, k, ties, gain)
+    base = _check_log_base(log_base)
+    gain_expr = _gain(i)
+
+    def value(frame: pl.DataFrame) -> pl.Series:
+        dcg = pl.col("dcg").cast(pl.Float64)
+        return frame.select(pl.when(dcg == 0).then(0.0).otherwise(dcg)).to_series()  # an empty sum is -0.0
+
+    return _finish(i, _column_name("dcg", i.k), {"dcg": _dcg(i, gain_expr, base)}, _checks("dcg", i, gain_expr), value)
+
+
+def _expected_reciprocal_rank(before: pl.Expr, size: pl.Expr, relevant: pl.Expr, k: int | None) -> pl.Expr:
+    """E[1 / (s + J)] over the orders of the first relevant tie block (s rows before it, n in it, r relevant).
+
+    P(J = j) = C(n - j, r - 1) / C(n, r) = r / (n - j + 1) * prod_{i=0}^{j-2} (n - r - i) / (n - i),
+    for j = 1..n - r + 1, and a row past k scores 0.
+    """
+    s, n, r = before.cast(pl.Int64), size.cast(pl.Int64), relevant.cast(pl.Int64)
+    last = n - r + 1 if k is None else pl.min_horizontal(n - r + 1, pl.lit(k, pl.Int64) - s)
+    j = pl.int_ranges(1, pl.max_horizontal(last, 0) + 1, dtype=pl.Int64)
+    survival = ((n - r - j + 1) / (n - j + 1)).list.eval(pl.element().shift(1).fill_null(1.0).cum_prod())
+    probability = survival * r / (n - j + 1)
+    return (probability / (s + j)).list.sum()
+
+
+def reciprocal_rank(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """Reciprocal rank of each group: 1 / position of the first row whose relevance is above `threshold`.
+
+    Parameters
+    ----------
+    relevance, score, k, doc
+        As for `ndcg`.  A group without a relevant row, or whose first one lies past k, scores 0.
+    ties
+        As for `ndcg`; "average" gives the exact expectation over every order of the tied rows.
+    threshold
+        A row is relevant when its relevance is above it.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `reciprocal_rank` or `reciprocal_rank@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [0, 1, 0, 1, 0], "score": [3, 2, 1, 5, 5]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.reciprocal_rank())
+    shape: (2, 2)
+    ┌───────┬─────────────────┐
+    │ query ┆ reciprocal_rank │
+    │ ---   ┆ ---             │
+    │ i64   ┆ f64             │
+    ╞═══════╪═════════════════╡
+    │ 1     ┆ 0.5             │
+    │ 2     ┆ 0.75            │
+    └───────┴─────────────────┘
+    """
+    i = _inputs("reciprocal_rank", relevance, score, doc, k, ties, "linear")
+    cut = _check_threshold(threshold)
+    relevant = i.relevance.cast(pl.Float64, strict=False) > cut
+    name = _column_name("reciprocal_rank", i.k)
+    checks = _checks("reciprocal_rank", i, _gain(i))
+    if i.ties == "average":
+        # the first relevant tie block is the one at the highest score of a relevant row: no rank needed
+        top = pl.when(relevant).then(i.score).max()
+        in_block = i.score == top
+        sums = {
+            "before": (i.score > top).sum(),
+            "size": in_block.sum(),
+            "relevant": (in_block & relevant).sum(),
+            "found": top.is_not_null(),
+        }
+
+        def expected(frame: pl.DataFrame) -> pl.Series:
+            value = _expected_reciprocal_rank(pl.col("before"), pl.col("size"), pl.col("relevant"), i.k)
+            return frame.select(pl.when(pl.col("found")).then(value).otherwise(0.0)).to_series()
+
+        return _finish(i, name, sums, checks, expected)
+    first = _let({"p": _position(i, _gain(i)), "r": relevant}, pl.when(_field("r")).then(_field("p"))).list.min()
+
+    def reciprocal(frame: pl.DataFrame) -> pl.Series:
+        position = pl.col("first")
+        in_cut = position.is_not_null() if i.k is None else position <= i.k
+        return frame.select(pl.when(in_cut).then(1.0 / position.cast(pl.Float64)).otherwise(0.0)).to_series()
+
+    return _finish(i, name, {"first": first}, checks, reciprocal)

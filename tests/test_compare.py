@@ -1,0 +1,519 @@
+"""`lodestar_polars.compare` against scipy.stats and statsmodels.
+
+Oracles: `scipy.stats.ttest_rel`, `t.interval`, `permutation_test(permutation_type="samples")`, `wilcoxon`,
+`bootstrap(method="percentile")`; `statsmodels.stats.multitest.multipletests`.  Deterministic quantities are
+compared to 1e-10; Monte Carlo ones within a stated number of standard errors.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import lodestar_polars as lp
+from lodestar_polars.compare import Correction, Test
+
+stats = pytest.importorskip("scipy.stats")
+multitest = pytest.importorskip("statsmodels.stats.multitest")
+
+SYSTEMS = ["bm25", "dense", "hybrid", "rerank"]
+SHIFTS = {"bm25": 0.0, "dense": 0.05, "hybrid": 0.12, "rerank": 0.01}
+
+
+def per_query_frame(n_queries: int, seed: int, *, decimals: int | None = 2) -> pl.DataFrame:
+    """Four systems on the same queries; values rounded so that some deltas are 0 and some tie in magnitude."""
+    rng = np.random.default_rng(seed)
+    base = rng.random(n_queries)
+    rows = []
+    for name in SYSTEMS:
+        values = np.clip(base + SHIFTS[name] + rng.normal(0.0, 0.15, n_queries), 0.0, 1.0)
+        if decimals is not None:
+            values = np.round(values, decimals)
+        rows.append(pl.DataFrame({"model": name, "query": np.arange(n_queries), "ndcg@10": values}))
+    frame = pl.concat(rows)
+    # rows in a random order: the pairing is by query key, never by position
+    return frame.sample(fraction=1.0, shuffle=True, seed=seed)
+
+
+def values_of(frame: pl.DataFrame, system: str, metric: str = "ndcg@10") -> np.ndarray:
+    return frame.filter(pl.col("model") == system).sort("query")[metric].to_numpy()
+
+
+def row(table: pl.DataFrame, system: object, metric: str = "ndcg@10", column: str = "model") -> dict[str, object]:
+    return table.filter((pl.col("metric") == metric) & (pl.col(column) == system)).row(0, named=True)
+
+
+def assert_no_nan(table: pl.DataFrame) -> None:
+    for name, dtype in table.schema.items():
+        if dtype.is_float():
+            assert not table[name].is_nan().any(), name
+
+
+# --- the paired t-test: deterministic, to 1e-10 -------------------------------------------------------
+
+
+@pytest.mark.parametrize("confidence", [0.95, 0.9])
+def test_t_test_p_values_intervals_and_effect_sizes_equal_scipy(confidence: float) -> None:
+    frame = per_query_frame(40, seed=1)
+    table = lp.compare(frame, system="model", baseline="bm25", confidence=confidence)
+    baseline = values_of(frame, "bm25")
+    n = baseline.size
+    for system in SYSTEMS:
+        values = values_of(frame, system)
+        got = row(table, system)
+        assert got["queries"] == n
+        assert got["mean"] == pytest.approx(values.mean(), abs=1e-12)
+        low, high = stats.t.interval(confidence, n - 1, loc=values.mean(), scale=stats.sem(values))
+        assert got["ci_low"] == pytest.approx(low, abs=1e-10)
+        assert got["ci_high"] == pytest.approx(high, abs=1e-10)
+        if system == "bm25":
+            continue
+        deltas = values - baseline
+        reference = stats.ttest_rel(values, baseline)
+        assert got["p_value"] == pytest.approx(reference.pvalue, abs=1e-10)
+        assert got["delta"] == pytest.approx(deltas.mean(), abs=1e-12)
+        low, high = stats.t.interval(confidence, n - 1, loc=deltas.mean(), scale=stats.sem(deltas))
+        assert got["delta_ci_low"] == pytest.approx(low, abs=1e-10)
+        assert got["delta_ci_high"] == pytest.approx(high, abs=1e-10)
+        # paired Cohen's d = t / sqrt(n)
+        assert got["effect_size"] == pytest.approx(reference.statistic / math.sqrt(n), abs=1e-10)
+        assert (got["wins"], got["ties"], got["losses"]) == (
+            int((deltas > 0).sum()),
+            int((deltas == 0).sum()),
+            int((deltas < 0).sum()),
+        )
+    assert_no_nan(table)
+
+
+def test_wins_ties_losses_by_hand() -> None:
+    # deltas of b against a: +0.3, 0, +0.2, -0.1 -> 2 wins, 1 tie, 1 loss (hand derivation)
+    frame = pl.DataFrame(
+        {"model": ["a"] * 4 + ["b"] * 4, "query": [1, 2, 3, 4] * 2, "m": [0.1, 0.5, 0.2, 0.4, 0.4, 0.5, 0.4, 0.3]}
+    )
+    got = row(lp.compare(frame, system="model", baseline="a"), "b", metric="m")
+    assert (got["wins"], got["ties"], got["losses"]) == (2, 1, 1)
+
+
+@pytest.mark.parametrize("method", ["holm", "bonferroni"])
+@pytest.mark.parametrize("test", ["t", "wilcoxon"])
+def test_corrections_equal_statsmodels_multipletests(method: Correction, test: Test) -> None:
+    frame = per_query_frame(30, seed=2)
+    table = lp.compare(frame, system="model", baseline="bm25", test=test, correction=method)
+    compared = table.filter(pl.col("model") != "bm25")
+    expected = multitest.multipletests(compared["p_value"].to_numpy(), method=method)[1]
+    np.testing.assert_allclose(compared["p_adjusted"].to_numpy(), expected, rtol=0, atol=1e-12)
+    # the raw p-values themselves are scipy's
+    raw = table.filter(pl.col("model") == "hybrid")["p_value"][0]
+    reference = (stats.ttest_rel if test == "t" else stats.wilcoxon)(
+        values_of(frame, "hybrid"), values_of(frame, "bm25")
+    ).pvalue
+    assert raw == pytest.approx(reference, abs=1e-10)
+
+
+def test_correction_none_leaves_p_values() -> None:
+    table = lp.compare(per_query_frame(30, seed=2), system="model", baseline="bm25", correction=None)
+    compared = table.filter(pl.col("model") != "bm25")
+    assert compared["p_adjusted"].to_list() == compared["p_value"].to_list()
+
+
+def test_holm_is_corrected_within_each_metric() -> None:
+    frame = per_query_frame(30, seed=3).with_columns(other=pl.col("ndcg@10") ** 2)
+    table = lp.compare(frame, system="model", baseline="bm25")
+    for metric in ["ndcg@10", "other"]:
+        compared = table.filter((pl.col("metric") == metric) & (pl.col("model") != "bm25"))
+        assert compared.height == 3
+        expected = multitest.multipletests(compared["p_value"].to_numpy(), method="holm")[1]
+        np.testing.assert_allclose(compared["p_adjusted"].to_numpy(), expected, rtol=0, atol=1e-12)
+
+
+# --- Wilcoxon: deterministic, to 1e-10 ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_queries", [12, 80])  # scipy's exact distribution / normal approximation
+def test_wilcoxon_p_values_equal_scipy(n_queries: int) -> None:
+    frame = per_query_frame(n_queries, seed=4, decimals=None if n_queries == 12 else 1)
+    table = lp.compare(frame, system="model", baseline="bm25", test="wilcoxon", seed=0)
+    for system in SYSTEMS[1:]:
+        expected = stats.wilcoxon(values_of(frame, system), values_of(frame, "bm25")).pvalue
+        assert row(table, system)["p_value"] == pytest.approx(expected, abs=1e-10)
+
+
+# --- Fisher's randomization test ----------------------------------------------------------------------
+
+
+def mean_difference(x: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
+    return np.mean(x - y, axis=axis)
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_exact_permutation_p_values_equal_scipy(seed: int) -> None:
+    # 2**10 = 1024 <= n_resamples: every sign vector is enumerated, as scipy does; rounded values make
+    # null statistics tie with the observed one, which exercises the tie tolerance
+    frame = per_query_frame(10, seed=seed, decimals=1)
+    table = lp.compare(frame, system="model", baseline="bm25", test="permutation", n_resamples=1024, seed=0)
+    baseline = values_of(frame, "bm25")
+    for system in SYSTEMS[1:]:
+        expected = stats.permutation_test(
+            (values_of(frame, system), baseline),
+            mean_difference,
+            permutation_type="samples",
+            n_resamples=np.inf,
+            vectorized=True,
+        ).pvalue
+        assert row(table, system)["p_value"] == pytest.approx(expected, abs=1e-10)
+
+
+def test_monte_carlo_permutation_p_value_within_four_standard_errors_of_exact() -> None:
+    n, resamples = 16, 4000  # 2**16 > 4000: Monte Carlo
+    rng = np.random.default_rng(8)
+    baseline = rng.random(n)
+    # deltas chosen so that the exact p-value is moderate (about 0.1-0.3), where the check has power
+    system = baseline + rng.normal(0.04, 0.12, n)
+    frame = pl.DataFrame({"model": ["a"] * n + ["b"] * n, "query": list(range(n)) * 2, "m": [*baseline, *system]})
+    exact = stats.permutation_test(
+        (system, baseline), mean_difference, permutation_type="samples", n_resamples=np.inf, vectorized=True
+    ).pvalue
+    assert 0.02 < exact < 0.9
+    # p = 2 * min(one-sided), each one-sided a binomial proportion: SD(p) = sqrt(p (2 - p) / R);
+    # the (b + 1) / (R + 1) count adds at most 2 / (R + 1)
+    tolerance = 4 * math.sqrt(exact * (2 - exact) / resamples) + 2 / (resamples + 1)
+    for seed in range(3):
+        got = lp.compare(frame, system="model", baseline="a", test="permutation", n_resamples=resamples, seed=seed)
+        assert row(got, "b", metric="m")["p_value"] == pytest.approx(exact, abs=tolerance)
+
+
+# --- bootstrap intervals and the bootstrap test ------------------------------------------------------
+
+
+def test_bootstrap_intervals_match_scipy_percentile_bootstrap() -> None:
+    frame = per_query_frame(150, seed=9, decimals=None)
+    resamples = 20_000
+    table = lp.compare(frame, system="model", baseline="bm25", test="bootstrap", n_resamples=resamples, seed=1)
+    baseline = values_of(frame, "bm25")
+    for system in SYSTEMS:
+        values = values_of(frame, system)
+        samples = {"ci": values} if system == "bm25" else {"ci": values, "delta_ci": values - baseline}
+        for prefix, sample in samples.items():
+            reference = stats.bootstrap(
+                (sample,), np.mean, method="percentile", n_resamples=resamples, rng=np.random.default_rng(2)
+            )
+            # Tolerance: the 2.5% quantile of R = 20,000 resamples of a near-normal bootstrap distribution
+            # with standard error s has a Monte Carlo SD of sqrt(.025 * .975 / R) / phi(1.96) * s = 0.019 s;
+            # the difference of two independent estimates 0.027 s; 0.15 s is more than 5 of those.
+            tolerance = 0.15 * reference.standard_error
+            got = row(table, system)
+            assert got[f"{prefix}_low"] == pytest.approx(reference.confidence_interval.low, abs=tolerance)
+            assert got[f"{prefix}_high"] == pytest.approx(reference.confidence_interval.high, abs=tolerance)
+
+
+def test_bootstrap_p_value_within_four_standard_errors_of_scipys_bootstrap_distribution() -> None:
+    rng = np.random.default_rng(10)
+    n, resamples = 60, 20_000
+    baseline = rng.random(n)
+    system = baseline + rng.normal(0.035, 0.12, n)
+    frame = pl.DataFrame({"model": ["a"] * n + ["b"] * n, "query": list(range(n)) * 2, "m": [*baseline, *system]})
+    deltas = system - baseline
+    observed = deltas.mean()
+    distribution = stats.bootstrap(
+        (deltas,), np.mean, method="percentile", n_resamples=resamples, rng=np.random.default_rng(3)
+    ).bootstrap_distribution
+    # the paired bootstrap test of the module docstring, from scipy's resampled means
+    expected = (np.count_nonzero(np.abs(distribution - observed) >= abs(observed)) + 1) / (resamples + 1)
+    assert 0.01 < expected < 0.5
+    got = row(
+        lp.compare(frame, system="model", baseline="a", test="bootstrap", n_resamples=resamples, seed=4), "b", "m"
+    )
+    # both are binomial proportions over R resamples: SD of the difference sqrt(2 p (1 - p) / R)
+    assert got["p_value"] == pytest.approx(expected, abs=4 * math.sqrt(2 * expected * (1 - expected) / resamples))
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap", "wilcoxon"])
+def test_resampled_intervals_contain_the_observed_mean(test: Test) -> None:
+    table = lp.compare(per_query_frame(50, seed=11), system="model", baseline="bm25", test=test, seed=0)
+    assert (table["ci_low"] <= table["mean"]).all()
+    assert (table["mean"] <= table["ci_high"]).all()
+    compared = table.filter(pl.col("model") != "bm25")
+    assert (compared["delta_ci_low"] <= compared["delta"]).all()
+    assert (compared["delta"] <= compared["delta_ci_high"]).all()
+
+
+# --- seeds ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap", "wilcoxon"])
+def test_a_seed_reproduces_the_output_bit_for_bit(test: Test) -> None:
+    frame = per_query_frame(200, seed=12).with_columns(other=pl.col("ndcg@10").sqrt())
+    first = lp.compare(frame, system="model", test=test, n_resamples=3000, seed=42)
+    again = lp.compare(frame.lazy(), system="model", test=test, n_resamples=3000, seed=42)
+    assert_frame_equal(first, again, check_exact=True)
+    other = lp.compare(frame, system="model", test=test, n_resamples=3000, seed=43)
+    assert not first.equals(other)
+
+
+# --- frames, keys, baselines, output shape -----------------------------------------------------------
+
+
+def test_lazy_and_eager_input_give_the_same_table() -> None:
+    frame = per_query_frame(25, seed=13)
+    assert_frame_equal(
+        lp.compare(frame, system="model", baseline="dense"), lp.compare(frame.lazy(), system="model", baseline="dense")
+    )
+
+
+def test_output_columns_order_and_baseline_row() -> None:
+    frame = per_query_frame(25, seed=14).with_columns(other=1 - pl.col("ndcg@10"))
+    table = lp.compare(frame, system="model", metrics=["other", "ndcg@10"], baseline="dense")
+    assert table.columns == [
+        "metric",
+        "model",
+        "queries",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "delta",
+        "delta_ci_low",
+        "delta_ci_high",
+        "p_value",
+        "p_adjusted",
+        "effect_size",
+        "wins",
+        "ties",
+        "losses",
+    ]
+    assert table.schema["queries"] == pl.UInt32
+    assert table.schema["wins"] == pl.UInt32
+    assert table["metric"].to_list() == ["other"] * 4 + ["ndcg@10"] * 4
+    for metric in ["other", "ndcg@10"]:
+        means = table.filter(pl.col("metric") == metric)["mean"].to_list()
+        assert means == sorted(means, reverse=True)
+    base = row(table, "dense")
+    comparison_columns = ["delta", "delta_ci_low", "delta_ci_high", "p_value", "p_adjusted", "effect_size"]
+    assert all(base[name] is None for name in [*comparison_columns, "wins", "ties", "losses"])
+    others = table.filter(pl.col("model") != "dense").select(comparison_columns)
+    assert others.null_count().sum_horizontal().item() == 0
+    assert_no_nan(table)
+
+
+def test_system_dtype_and_name_are_kept() -> None:
+    frame = per_query_frame(20, seed=15).with_columns(
+        run=pl.col("model").replace_strict({name: i for i, name in enumerate(SYSTEMS)}, return_dtype=pl.Int16)
+    )
+    table = lp.compare(frame.drop("model"), system="run", baseline=0)
+    assert table.schema["run"] == pl.Int16
+    assert row(table, 0, column="run")["p_value"] is None
+
+
+def test_default_baseline_is_the_lowest_mean_per_metric() -> None:
+    frame = per_query_frame(30, seed=16).with_columns(reversed=1 - pl.col("ndcg@10"))
+    table = lp.compare(frame, system="model")
+    baselines = []
+    for metric in ["ndcg@10", "reversed"]:
+        part = table.filter(pl.col("metric") == metric)
+        lowest = part.sort("mean")["model"][0]
+        assert part.filter(pl.col("p_value").is_null())["model"].to_list() == [lowest]
+        baselines.append(lowest)
+    assert baselines[0] != baselines[1]
+
+
+def test_metrics_none_takes_numeric_columns_but_keys_and_weight() -> None:
+    frame = per_query_frame(20, seed=17).with_columns(
+        other=pl.col("ndcg@10") / 2, traffic=pl.lit(2.0), label=pl.lit("x")
+    )
+    table = lp.compare(frame, system="model", weight="traffic")
+    assert table["metric"].unique(maintain_order=True).to_list() == ["ndcg@10", "other"]
+
+
+def test_composite_query_keys() -> None:
+    frame = per_query_frame(24, seed=18).with_columns(
+        topic=pl.col("query") // 6, subquery=(pl.col("query") % 6).cast(pl.String)
+    )
+    by_pair = lp.compare(frame.drop("query"), system="model", query=["topic", "subquery"], baseline="bm25")
+    by_single = lp.compare(frame.drop("topic", "subquery"), system="model", baseline="bm25")
+    assert_frame_equal(by_pair, by_single)
+
+
+def test_drop_keeps_the_queries_every_system_has() -> None:
+    frame = per_query_frame(30, seed=19)
+    holes = frame.filter(~((pl.col("model") == "dense") & (pl.col("query") < 3)))
+    holes = holes.filter(~((pl.col("model") == "rerank") & (pl.col("query") == 29)))
+    table = lp.compare(holes, system="model", baseline="bm25", missing="drop")
+    assert table["queries"].unique().to_list() == [26]
+    kept = frame.filter(pl.col("query").is_between(3, 28))
+    for system in SYSTEMS[1:]:
+        expected = stats.ttest_rel(values_of(kept, system), values_of(kept, "bm25")).pvalue
+        assert row(table, system)["p_value"] == pytest.approx(expected, abs=1e-10)
+
+
+def test_drop_treats_null_values_as_missing_for_that_metric_only() -> None:
+    frame = per_query_frame(20, seed=20).with_columns(other=pl.col("ndcg@10") + 0.5)
+    frame = frame.with_columns(
+        other=pl.when((pl.col("model") == "hybrid") & (pl.col("query") < 2)).then(None).otherwise(pl.col("other"))
+    )
+    table = lp.compare(frame, system="model", missing="drop")
+    assert row(table, "dense")["queries"] == 20
+    assert row(table, "dense", metric="other")["queries"] == 18
+
+
+@pytest.mark.parametrize("test", ["t", "permutation", "bootstrap", "wilcoxon"])
+def test_identical_systems_have_p_one_and_zero_delta(test: Test) -> None:
+    frame = per_query_frame(15, seed=21)
+    copy = frame.filter(pl.col("model") == "dense").with_columns(model=pl.lit("dense-copy"))
+    table = lp.compare(pl.concat([frame, copy]), system="model", baseline="dense", test=test, seed=0)
+    got = row(table, "dense-copy")
+    assert got["p_value"] == 1.0
+    assert (got["delta"], got["delta_ci_low"], got["delta_ci_high"], got["effect_size"]) == (0.0, 0.0, 0.0, 0.0)
+    assert (got["wins"], got["ties"], got["losses"]) == (0, 15, 0)
+    assert_no_nan(table)
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap", "wilcoxon"])
+def test_constant_nonzero_delta_without_t(test: Test) -> None:
+    # every delta is +0.25 (dyadic, so exact in float64): no variance, yet a sign-flip, bootstrap or
+    # signed-rank test is defined; 2**8 = 256 sign vectors, only the identity reaches the observed mean
+    base = [0.0, 0.25, 0.5, 0.25, 0.5, 0.0, 0.25, 0.5]
+    frame = pl.DataFrame(
+        {"model": ["a"] * 8 + ["b"] * 8, "query": list(range(8)) * 2, "m": [*base, *(v + 0.25 for v in base)]}
+    )
+    got = row(lp.compare(frame, system="model", baseline="a", test=test, n_resamples=256, seed=0), "b", "m")
+    assert got["effect_size"] == math.inf
+    assert got["delta"] == 0.25
+    if test == "permutation":
+        assert got["p_value"] == pytest.approx(2 / 256, abs=1e-12)  # hand: 2 * (1 / 256)
+    elif test == "bootstrap":
+        assert got["p_value"] == pytest.approx(1 / 257, abs=1e-12)  # hand: (0 + 1) / (256 + 1)
+    else:
+        assert got["p_value"] == pytest.approx(stats.wilcoxon([0.25] * 8).pvalue, abs=1e-10)
+
+
+# --- bad input ---------------------------------------------------------------------------------------
+
+
+def two_systems(values_a: list[float | None], values_b: list[float | None]) -> pl.DataFrame:
+    n = len(values_a)
+    return pl.DataFrame(
+        {
+            "model": ["a"] * n + ["b"] * len(values_b),
+            "query": [*range(n), *range(len(values_b))],
+            "m": [*values_a, *values_b],
+        }
+    )
+
+
+def test_constant_nonzero_delta_is_an_error_for_the_t_test() -> None:
+    frame = two_systems([0.1, 0.2, 0.3], [0.35, 0.45, 0.55])
+    with pytest.raises(ValueError, match=r"test='t' is undefined for system 'b' on metric 'm'.*standard deviation 0"):
+        lp.compare(frame, system="model", baseline="a")
+
+
+def test_a_system_with_one_query_is_an_error() -> None:
+    with pytest.raises(ValueError, match=r"metric 'm': 1 query has a value for every system.*at least 2"):
+        lp.compare(two_systems([0.1], [0.2]), system="model")
+
+
+def test_one_query_left_after_drop_is_an_error() -> None:
+    frame = two_systems([0.1, 0.2, 0.3], [0.2])
+    with pytest.raises(ValueError, match=r"1 query has a value for every system after missing='drop'"):
+        lp.compare(frame, system="model", missing="drop")
+
+
+def test_missing_queries_are_an_error_naming_the_counts() -> None:
+    frame = per_query_frame(10, seed=22).filter(~((pl.col("model") == "dense") & (pl.col("query") < 2)))
+    with pytest.raises(ValueError, match=r"2 of 10 queries are missing for some systems \(system 'dense' lacks 2\)"):
+        lp.compare(frame, system="model")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_nan_or_infinite_values_are_an_error(bad: float) -> None:
+    frame = two_systems([0.1, 0.2, 0.3], [0.2, bad, 0.4])
+    with pytest.raises(
+        ValueError, match=r"metric column 'm' has 1 NaN or infinite value\(s\), the first for system 'b', query 1"
+    ):
+        lp.compare(frame, system="model", missing="drop")
+
+
+def test_null_values_are_an_error_by_default() -> None:
+    frame = two_systems([0.1, None, 0.3], [0.2, 0.3, 0.4])
+    with pytest.raises(
+        ValueError,
+        match=r"metric column 'm' is null for 1 \(system, query\) row\(s\), the first for system 'a', query 1",
+    ):
+        lp.compare(frame, system="model")
+
+
+def test_duplicate_system_query_rows_are_an_error() -> None:
+    frame = pl.concat([two_systems([0.1, 0.2, 0.3], [0.2, 0.3, 0.5]), two_systems([0.1], [])])
+    with pytest.raises(ValueError, match=r"1 \(system, query\) pair\(s\) have several rows: system 'a', query 0 has 2"):
+        lp.compare(frame, system="model")
+
+
+def test_unknown_baseline_is_an_error() -> None:
+    with pytest.raises(ValueError, match=r"baseline 'c' is not a value of column 'model' \(systems: 'a', 'b'\)"):
+        lp.compare(two_systems([0.1, 0.2, 0.3], [0.2, 0.3, 0.5]), system="model", baseline="c")
+
+
+def test_a_single_system_is_an_error() -> None:
+    frame = pl.DataFrame({"model": ["a"] * 3, "query": [1, 2, 3], "m": [0.1, 0.2, 0.3]})
+    with pytest.raises(ValueError, match=r"at least two systems in column 'model'; found 1: 'a'"):
+        lp.compare(frame, system="model")
+
+
+def test_null_keys_are_an_error() -> None:
+    frame = two_systems([0.1, 0.2, 0.3], [0.2, 0.3, 0.5]).with_columns(
+        query=pl.when(pl.col("query") == 1).then(None).otherwise(pl.col("query"))
+    )
+    with pytest.raises(ValueError, match=r"query column 'query' has 2 null value"):
+        lp.compare(frame, system="model")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"system": "run"}, r"system column 'run' not found"),
+        ({"query": "qid"}, r"query column 'qid' not found"),
+        ({"metrics": ["ndcg"]}, r"metric column 'ndcg' not found"),
+        ({"metrics": "label"}, r"metric column 'label' must be numeric, got String"),
+        ({"metrics": []}, r"metrics must name at least one column"),
+        ({"metrics": ["query"]}, r"metric column 'query' is also a key column"),
+        ({"weight": "w"}, r"weight column 'w' not found"),
+        ({"test": "z"}, r"test must be one of \['t', 'permutation', 'bootstrap', 'wilcoxon'\], got 'z'"),
+        ({"confidence": 95}, r"confidence must be a number strictly between 0 and 1, got 95"),
+        ({"confidence": 1.0}, r"confidence must be a number strictly between 0 and 1"),
+        ({"correction": "fdr"}, r"correction must be 'holm', 'bonferroni' or None, got 'fdr'"),
+        ({"n_resamples": 0}, r"n_resamples must be a positive integer, got 0"),
+        ({"n_resamples": 10.5}, r"n_resamples must be a positive integer"),
+        ({"seed": -1}, r"seed must be a non-negative integer or None, got -1"),
+        ({"missing": "zero"}, r"missing must be 'error' or 'drop', got 'zero'"),
+    ],
+)
+def test_bad_arguments_are_errors(arguments: dict[str, Any], message: str) -> None:
+    frame = two_systems([0.1, 0.2, 0.3], [0.2, 0.3, 0.5]).with_columns(label=pl.lit("x"))
+    options: dict[str, Any] = {"system": "model", **arguments}
+    with pytest.raises(ValueError, match=message):
+        lp.compare(frame, **options)
+
+
+def test_an_empty_frame_is_an_error() -> None:
+    frame = two_systems([0.1, 0.2], [0.3, 0.4]).clear()
+    with pytest.raises(ValueError, match=r"the per-query frame has no rows"):
+        lp.compare(frame.lazy(), system="model")
+
+
+def test_no_numeric_metric_column_is_an_error() -> None:
+    frame = pl.DataFrame({"model": ["a", "b"], "query": [1, 1], "label": ["x", "y"]})
+    with pytest.raises(ValueError, match=r"no metric column"):
+        lp.compare(frame, system="model")
+
+
+def test_missing_scipy_names_the_stats_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)
+    frame = two_systems([0.1, 0.2, 0.3], [0.2, 0.3, 0.5])
+    with pytest.raises(ImportError, match=r'pip install "lodestar-polars\[stats\]"'):
+        lp.compare(frame, system="model")
+    # the resampling tests need numpy only
+    assert lp.compare(frame, system="model", test="bootstrap", n_resamples=100, seed=0).height == 2

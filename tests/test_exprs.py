@@ -1,0 +1,520 @@
+"""`lodestar_polars.exprs`: the metrics as group expressions give the namespace's per-query numbers.
+
+The oracle is the `.rank_metrics` namespace (itself tested against scikit-learn, trec_eval and LightGBM) on
+the same frame, plus scikit-learn directly on dense rows.  Every comparison runs eager, lazy in-memory and
+lazy streaming.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+from sklearn.metrics import dcg_score, ndcg_score
+
+import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+from lodestar_polars import exprs
+
+TIES = ["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
+ENGINES = ["eager", "in-memory", "streaming"]
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TOLERANCE = {"abs_tol": 1e-12, "rel_tol": 1e-12}
+
+
+def aggregate(frame: pl.DataFrame, engine: str, *aggregations: pl.Expr) -> pl.DataFrame:
+    """`group_by("query").agg(...)` sorted by query, eager or collected by one engine."""
+    if engine == "eager":
+        return frame.group_by("query").agg(*aggregations).sort("query")
+    return frame.lazy().group_by("query").agg(*aggregations).sort("query").collect(engine=engine)  # type: ignore[call-overload]  # engine is one of the literals
+
+
+def broadcast(frame: pl.DataFrame, engine: str, expression: pl.Expr) -> pl.DataFrame:
+    """`with_columns(expression.over("query"))`, eager or collected by one engine."""
+    if engine == "eager":
+        return frame.with_columns(expression.over("query"))
+    return frame.lazy().with_columns(expression.over("query")).collect(engine=engine)  # type: ignore[call-overload]  # as above
+
+
+@st.composite
+def ragged_frames(draw: st.DrawFn) -> pl.DataFrame:
+    """1-6 queries of 1-40 documents, rows of different queries interleaved, heavy score ties (-0.0 and 0.0)."""
+    integer_scores = draw(st.booleans())
+    score_values = (
+        st.integers(-2, 3)
+        if integer_scores
+        else st.sampled_from([-1.5, -0.0, 0.0, 0.25, 0.5, 0.5000000001, 1.0, 2.0, 1e-300])
+    )
+    rows: list[dict[str, Any]] = []
+    queries = draw(st.lists(st.integers(0, 10_000), min_size=1, max_size=6, unique=True))
+    for query in queries:
+        for doc in range(draw(st.integers(1, 40))):
+            rows.append(
+                {
+                    "query": query,
+                    # text order differs from numeric order ("d9-" > "d10-"), as trec_eval compares docnos
+                    "doc": f"d{draw(st.integers(0, 10**6))}-{doc}",
+                    "relevance": draw(st.integers(0, 4)),
+                    "score": draw(score_values),
+                }
+            )
+    order = draw(st.permutations(range(len(rows))))
+    return pl.DataFrame([rows[i] for i in order])
+
+
+cutoffs = st.one_of(st.none(), st.integers(1, 45))
+# the last mapping does not grow with the label: the ideal order must then follow the gain, not the label
+gains = st.sampled_from(["linear", "exponential", {0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0, 4: 15.5}, [5.0, 0.0, 1.0, 2.5, 0.5]])
+
+
+@st.composite
+def metric_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A metric and options valid for both the expression and the namespace (doc="doc" always)."""
+    metric = draw(st.sampled_from(["ndcg", "dcg", "reciprocal_rank"]))
+    options: dict[str, Any] = {"k": draw(cutoffs), "ties": draw(st.sampled_from(TIES)), "doc": "doc"}
+    if metric != "reciprocal_rank":
+        options["gain"] = draw(gains)
+    if metric == "ndcg":
+        options["no_relevant"] = draw(st.sampled_from([0.0, 1.0, 0.5, None]))
+    if metric == "dcg":
+        options["log_base"] = draw(st.sampled_from([2.0, 10.0, math.e]))
+    if metric == "reciprocal_rank":
+        options["threshold"] = draw(st.sampled_from([0.0, 1.5, 3.0]))
+    return metric, options
+
+
+def per_query(frame: pl.DataFrame, metric: str, options: dict[str, Any]) -> pl.DataFrame:
+    result: pl.DataFrame = getattr(frame.rank_metrics, metric)(**options)
+    return result
+
+
+def expression(metric: str, options: dict[str, Any]) -> pl.Expr:
+    built: pl.Expr = getattr(exprs, metric)(**options)
+    return built
+
+
+def metric_column(metric: str, k: int | None) -> str:
+    return metric if k is None else f"{metric}@{k}"
+
+
+# --- the same numbers as the namespace ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@SETTINGS
+@given(frame=ragged_frames(), call=metric_calls())
+def test_group_by_agg_matches_the_namespace(frame: pl.DataFrame, call: tuple[str, dict[str, Any]], engine: str) -> None:
+    metric, options = call
+    expected = per_query(frame, metric, options)
+    result = aggregate(frame, engine, expression(metric, options))
+    assert_frame_equal(result, expected, **TOLERANCE)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@SETTINGS
+@given(frame=ragged_frames(), call=metric_calls())
+def test_beside_other_aggregations(frame: pl.DataFrame, call: tuple[str, dict[str, Any]], engine: str) -> None:
+    metric, options = call
+    column = metric_column(metric, options["k"])
+    others = [pl.len().alias("rows"), pl.col("score").mean().alias("mean_score"), pl.col("relevance").max()]
+    result = aggregate(frame, engine, *others, expression(metric, options), pl.col("doc").n_unique())
+    expected_others = frame.group_by("query").agg(*others, pl.col("doc").n_unique()).sort("query")
+    assert_frame_equal(result.drop(column), expected_others, **TOLERANCE)
+    assert_frame_equal(result.select("query", column), per_query(frame, metric, options), **TOLERANCE)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@SETTINGS
+@given(frame=ragged_frames(), call=metric_calls(), second_k=st.integers(1, 12))
+def test_several_cutoffs_are_several_expressions(
+    frame: pl.DataFrame, call: tuple[str, dict[str, Any]], second_k: int, engine: str
+) -> None:
+    metric, options = call
+    second = {**options, "k": second_k}
+    if second_k == options["k"]:
+        return  # two columns of the same name: Polars refuses, as it should
+    result = aggregate(frame, engine, expression(metric, options), expression(metric, second))
+    expected = per_query(frame, metric, options).join(per_query(frame, metric, second), on="query")
+    assert_frame_equal(result, expected, **TOLERANCE)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@SETTINGS
+@given(frame=ragged_frames(), call=metric_calls())
+def test_over_broadcasts_the_group_value_to_its_rows(
+    frame: pl.DataFrame, call: tuple[str, dict[str, Any]], engine: str
+) -> None:
+    metric, options = call
+    column = metric_column(metric, options["k"])
+    result = broadcast(frame, engine, expression(metric, options))
+    expected = frame.join(per_query(frame, metric, options), on="query", how="left", maintain_order="left")
+    assert_frame_equal(result, expected, **TOLERANCE)
+    assert result.height == frame.height and column in result.columns
+
+
+@SETTINGS
+@given(frame=ragged_frames(), call=metric_calls())
+def test_columns_given_as_expressions(frame: pl.DataFrame, call: tuple[str, dict[str, Any]]) -> None:
+    metric, options = call
+    renamed = frame.rename({"relevance": "label", "score": "pred", "doc": "docno"})
+    built = getattr(exprs, metric)(
+        relevance=pl.col("label"), score=pl.col("pred") * 2.0, **{**options, "doc": pl.col("docno")}
+    )
+    result = renamed.group_by("query").agg(built).sort("query")
+    assert_frame_equal(result, per_query(frame, metric, options), **TOLERANCE)
+
+
+def test_select_over_the_whole_frame_is_one_group() -> None:
+    frame = pl.DataFrame({"relevance": [3, 2, 3, 0, 1, 2], "score": [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]})
+    result = frame.select(exprs.ndcg(k=3), exprs.dcg(k=5), exprs.reciprocal_rank())
+    expected = frame.with_columns(query=pl.lit(1))
+    assert result["ndcg@3"].item() == pytest.approx(expected.rank_metrics.ndcg(k=3)["ndcg@3"].item(), abs=1e-12)
+    assert result["dcg@5"].item() == pytest.approx(expected.rank_metrics.dcg(k=5)["dcg@5"].item(), abs=1e-12)
+    assert result["reciprocal_rank"].item() == 1.0
+
+
+def test_a_large_cutoff_uses_the_cumulative_sum_path() -> None:
+    """Cut-offs above the lookup-table limit take the other tie-averaged path: same numbers."""
+    rng = np.random.default_rng(3)
+    frame = pl.DataFrame(
+        {
+            "query": rng.integers(0, 5, 3000),
+            "relevance": rng.integers(0, 4, 3000),
+            "score": rng.integers(0, 40, 3000).astype(float),
+        }
+    )
+    k = exprs._TABLE_CUTOFF_LIMIT + 1
+    result = frame.group_by("query").agg(exprs.ndcg(k=600), exprs.ndcg(k=k), exprs.dcg()).sort("query")
+    expected = frame.rank_metrics.ndcg(k=[600, k]).join(frame.rank_metrics.dcg(), on="query")
+    assert_frame_equal(result, expected, **TOLERANCE)
+
+
+# --- other aggregation contexts: rolling and group_by_dynamic ---------------------------------------------
+
+
+@pytest.fixture
+def timed() -> pl.DataFrame:
+    rng = np.random.default_rng(7)
+    n = 60
+    return pl.DataFrame(
+        {
+            "t": np.sort(rng.integers(0, 30, n)),
+            "relevance": rng.integers(0, 4, n),
+            "score": rng.integers(0, 5, n).astype(float),
+        }
+    )
+
+
+def namespace_on_rows(rows: pl.DataFrame, metric: str, **options: Any) -> float:
+    value: float = getattr(rows.with_columns(query=pl.lit(0)).rank_metrics, metric)(**options).item(0, 1)
+    return value
+
+
+@pytest.mark.parametrize("metric", ["ndcg", "dcg", "reciprocal_rank"])
+def test_rolling_windows_match_the_namespace_on_each_window(timed: pl.DataFrame, metric: str) -> None:
+    result = timed.rolling("t", period="5i").agg(getattr(exprs, metric)(k=3).alias("value"))
+    for t, value in result.iter_rows():
+        window = timed.filter((pl.col("t") > t - 5) & (pl.col("t") <= t))
+        assert value == pytest.approx(namespace_on_rows(window, metric, k=3), abs=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["ndcg", "dcg", "reciprocal_rank"])
+def test_group_by_dynamic_windows_match_the_namespace_on_each_window(timed: pl.DataFrame, metric: str) -> None:
+    result = timed.group_by_dynamic("t", every="7i", period="10i").agg(getattr(exprs, metric)(k=4).alias("value"))
+    assert result.height > 2
+    for t, value in result.iter_rows():
+        window = timed.filter((pl.col("t") >= t) & (pl.col("t") < t + 10))
+        assert value == pytest.approx(namespace_on_rows(window, metric, k=4), abs=1e-12)
+
+
+# --- scikit-learn directly, on dense rows ---------------------------------------------------------------
+
+
+def long_frame(y_true: np.ndarray, y_score: np.ndarray) -> pl.DataFrame:
+    queries, docs = y_true.shape
+    return pl.DataFrame(
+        {
+            "query": np.repeat(np.arange(queries), docs),
+            "relevance": y_true.ravel(),
+            "score": y_score.ravel(),
+        }
+    )
+
+
+@pytest.mark.parametrize("k", [None, 1, 3, 7])
+def test_ndcg_and_dcg_match_scikit_learn_row_by_row_with_ties(k: int | None) -> None:
+    rng = np.random.default_rng(11)
+    y_true = rng.integers(0, 5, (30, 12))
+    y_score = rng.integers(0, 4, (30, 12)).astype(float)  # heavy ties
+    frame = long_frame(y_true, y_score)
+    result = frame.group_by("query").agg(exprs.ndcg(k=k).alias("ndcg"), exprs.dcg(k=k).alias("dcg")).sort("query")
+    for row, (ndcg, dcg) in enumerate(result.select("ndcg", "dcg").iter_rows()):
+        assert ndcg == pytest.approx(ndcg_score(y_true[[row]], y_score[[row]], k=k), abs=1e-12)
+        assert dcg == pytest.approx(dcg_score(y_true[[row]], y_score[[row]], k=k), abs=1e-12)
+
+
+def test_scikit_learns_documented_partial_credit_at_the_cutoff() -> None:
+    """scikit-learn's own docstring example: a tie block straddling k=1 gets half the credit."""
+    y_true, y_score = np.array([[10, 0, 0, 1, 5]]), np.array([[1, 0, 0, 0, 1]])
+    frame = long_frame(y_true, y_score)
+    result = frame.group_by("query").agg(exprs.dcg(k=1), exprs.ndcg(k=1))
+    assert result["dcg@1"].item() == pytest.approx(dcg_score(y_true, y_score, k=1), abs=1e-12)  # 7.5
+    assert result["ndcg@1"].item() == pytest.approx(ndcg_score(y_true, y_score, k=1), abs=1e-12)  # 0.75
+
+
+def test_reverse_ties_are_scikit_learns_ignore_ties_on_tie_free_rows() -> None:
+    rng = np.random.default_rng(5)
+    y_true = rng.integers(0, 5, (20, 9))
+    y_score = rng.permuted(np.tile(np.arange(9.0), (20, 1)), axis=1)  # distinct scores in each row
+    frame = long_frame(y_true, y_score)
+    result = frame.group_by("query").agg(exprs.ndcg(k=4, ties="reverse")).sort("query")["ndcg@4"]
+    for row, value in enumerate(result):
+        assert value == pytest.approx(ndcg_score(y_true[[row]], y_score[[row]], k=4, ignore_ties=True), abs=1e-12)
+
+
+def test_dcg_log_base_matches_scikit_learn() -> None:
+    rng = np.random.default_rng(9)
+    y_true, y_score = rng.integers(0, 5, (10, 8)), rng.integers(0, 3, (10, 8)).astype(float)
+    result = long_frame(y_true, y_score).group_by("query").agg(exprs.dcg(k=5, log_base=10.0)).sort("query")
+    for row, value in enumerate(result["dcg@5"]):
+        assert value == pytest.approx(dcg_score(y_true[[row]], y_score[[row]], k=5, log_base=10), abs=1e-12)
+
+
+# --- option errors: raised when the expression is built, with the namespace's message ---------------------
+
+
+@pytest.fixture
+def small() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "query": [1, 1, 2, 2, 3],
+            "doc": ["a", "b", "a", "b", "c"],
+            "relevance": [1, 0, 2, 1, 0],
+            "score": [0.5, 0.2, 0.1, 0.3, 0.9],
+        }
+    )
+
+
+def namespace_error(frame: pl.DataFrame, metric: str, **options: Any) -> BaseException:
+    with pytest.raises(Exception) as raised:
+        getattr(frame.rank_metrics, metric)(**options)
+    return raised.value
+
+
+@pytest.mark.parametrize(
+    ("metric", "options"),
+    [
+        ("ndcg", {"k": 0}),
+        ("ndcg", {"k": -3}),
+        ("ndcg", {"ties": "random"}),
+        ("ndcg", {"ties": "doc"}),
+        ("ndcg", {"gain": "quadratic"}),
+        ("ndcg", {"gain": 2}),
+        ("ndcg", {"gain": {}}),
+        ("ndcg", {"gain": {1: math.inf}}),
+        ("ndcg", {"gain": {True: 1.0}}),
+        ("ndcg", {"no_relevant": "zero"}),
+        ("ndcg", {"no_relevant": math.nan}),
+        ("ndcg", {"no_relevant": True}),
+        ("dcg", {"log_base": 1}),
+        ("dcg", {"log_base": 0}),
+        ("dcg", {"log_base": "2"}),
+        ("reciprocal_rank", {"threshold": math.inf}),
+        ("reciprocal_rank", {"threshold": "0"}),
+    ],
+)
+def test_option_errors_raise_at_build_time_with_the_namespaces_message(
+    small: pl.DataFrame, metric: str, options: dict[str, Any]
+) -> None:
+    expected = namespace_error(small, metric, **options)
+    with pytest.raises(type(expected)) as raised:
+        getattr(exprs, metric)(**options)  # no frame, no collect
+    assert str(raised.value) == str(expected)
+
+
+@pytest.mark.parametrize("k", [2.5, "3", True])
+def test_a_non_int_cutoff_is_a_type_error_as_in_the_namespace(small: pl.DataFrame, k: Any) -> None:
+    expected = namespace_error(small, "ndcg", k=k)
+    assert isinstance(expected, TypeError)
+    with pytest.raises(TypeError) as raised:
+        exprs.ndcg(k=k)
+    assert str(raised.value) == str(expected)  # the namespace's own check: one home per rule
+
+
+def test_one_cutoff_per_expression() -> None:
+    with pytest.raises(TypeError, match=r"exprs.ndcg takes one cut-off: .* not \[1, 3\]"):
+        exprs.ndcg(k=[1, 3])  # type: ignore[arg-type]  # the error under test
+
+
+def test_a_column_must_be_a_name_or_an_expression() -> None:
+    with pytest.raises(TypeError, match="`score` must be a column name"):
+        exprs.ndcg(score=3)  # type: ignore[arg-type]  # the error under test
+
+
+# --- data errors: raised at collect time, with the namespace's message ------------------------------------
+
+
+def expression_error(frame: pl.DataFrame, engine: str, context: str, built: pl.Expr) -> str:
+    """The first paragraph of the error (Polars appends the expression that failed after a blank line)."""
+    with pytest.raises(ValueError) as raised:
+        if context == "agg":
+            aggregate(frame, engine, built)
+        else:
+            broadcast(frame, engine, built)
+    return str(raised.value).split("\n\n")[0]
+
+
+CONTEXTS = [(engine, context) for engine in ENGINES for context in ("agg", "over")]
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+@pytest.mark.parametrize(("column", "bad"), [("relevance", None), ("relevance", math.nan), ("score", math.inf)])
+@pytest.mark.parametrize("metric", ["ndcg", "dcg", "reciprocal_rank"])
+def test_null_nan_or_infinite_values(
+    small: pl.DataFrame, metric: str, column: str, bad: float | None, engine: str, context: str
+) -> None:
+    frame = small.with_columns(pl.col(column).cast(pl.Float64))
+    frame = frame.with_columns(pl.when(pl.col("query") >= 2).then(bad).otherwise(pl.col(column)).alias(column))
+    namespace = str(namespace_error(frame, metric))
+    message = expression_error(frame, engine, context, getattr(exprs, metric)())
+    # the namespace names the first query; an expression cannot see the group key, so it counts the groups
+    stem = f"{column} column {column!r} has 3 null, NaN or infinite value(s)"
+    assert namespace.startswith(stem + ", the first in query 2.")
+    assert message == stem + ", in 2 group(s)."
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+def test_negative_relevance_is_refused_by_ndcg(small: pl.DataFrame, engine: str, context: str) -> None:
+    frame = small.with_columns(relevance=pl.Series([1, -1, 2, 1, 0]))
+    message = expression_error(frame, engine, context, exprs.ndcg())
+    assert message == str(namespace_error(frame, "ndcg"))
+    # dcg accepts negative relevance, as scikit-learn's dcg_score does
+    result = frame.group_by("query").agg(exprs.dcg()).sort("query")
+    assert_frame_equal(result, frame.rank_metrics.dcg(), **TOLERANCE)
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+def test_a_label_missing_from_the_gain_mapping(small: pl.DataFrame, engine: str, context: str) -> None:
+    gain = {0: 0.0, 1: 1.0}
+    message = expression_error(small, engine, context, exprs.ndcg(gain=gain))
+    namespace = str(namespace_error(small, "ndcg", gain=gain))
+    assert namespace == "relevance label 2 (query 2) has no gain in the gain mapping."
+    assert message == namespace.replace(" (query 2)", "")
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+def test_a_duplicated_doc(small: pl.DataFrame, engine: str, context: str) -> None:
+    frame = small.with_columns(doc=pl.Series(["a", "b", "b", "b", "c"]))
+    message = expression_error(frame, engine, context, exprs.ndcg(doc="doc"))
+    namespace = str(namespace_error(frame, "ndcg", doc="doc"))
+    tail = "more than once (column 'doc'); a duplicated (query, doc) pair, often from a join fan-out, would "
+    assert namespace.startswith("query 2 lists doc 'b' more than once")
+    assert namespace.endswith(" would inflate the metric.")
+    assert message == "a group lists doc 'b' " + tail + "inflate the metric."
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+def test_a_null_doc(small: pl.DataFrame, engine: str, context: str) -> None:
+    frame = small.with_columns(doc=pl.Series(["a", None, "a", "b", None]))
+    message = expression_error(frame, engine, context, exprs.reciprocal_rank(doc="doc", ties="doc"))
+    namespace = str(namespace_error(frame, "reciprocal_rank", doc="doc", ties="doc"))
+    assert namespace == "doc column 'doc' has 2 null value(s), the first in query 1."
+    assert message == "doc column 'doc' has 2 null value(s), in 2 group(s)."
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+def test_no_relevant_error(small: pl.DataFrame, engine: str, context: str) -> None:
+    message = expression_error(small, engine, context, exprs.ndcg(no_relevant="error"))
+    namespace = str(namespace_error(small, "ndcg", no_relevant="error"))
+    shared = "has no relevant document (ideal DCG is 0), and 1 "
+    assert namespace.startswith("query 3 " + shared)
+    assert message.startswith("a group " + shared)
+    assert namespace.endswith("in all; pass no_relevant=0.0, 1.0 or None to score them.")
+    assert message.endswith("in all; pass no_relevant=0.0, 1.0 or None to score them.")
+
+
+def test_no_relevant_none_gives_null_as_the_namespace(small: pl.DataFrame) -> None:
+    result = small.group_by("query").agg(exprs.ndcg(no_relevant=None)).sort("query")
+    assert result["ndcg"].to_list()[2] is None
+    assert_frame_equal(result, small.rank_metrics.ndcg(no_relevant=None), **TOLERANCE)
+
+
+def test_data_errors_raise_beside_other_aggregations(small: pl.DataFrame) -> None:
+    frame = small.with_columns(score=pl.Series([0.5, None, 0.1, 0.3, 0.9]))
+    with pytest.raises(ValueError, match=re.escape("score column 'score' has 1 null, NaN or infinite value(s)")):
+        frame.group_by("query").agg(pl.len(), exprs.ndcg(k=3), pl.col("relevance").sum())
+
+
+# --- the polars-ds migration table (README): run only where polars-ds is installed -------------------------
+
+
+def test_polars_ds_ignore_ties_is_our_reverse_ties() -> None:
+    """polars-ds is not a test dependency: this check of the migration table skips without it."""
+    pds = pytest.importorskip("polars_ds")
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame(
+        {
+            "query": rng.integers(0, 50, 1500),
+            "relevance": rng.integers(0, 4, 1500),
+            "score": rng.integers(0, 4, 1500).astype(float),  # heavy ties: the tie order matters
+        }
+    )
+    for k in (None, 3):
+        theirs = frame.group_by("query").agg(
+            pds.query_ndcg_score("relevance", "score", k=k, ignore_ties=True).alias("ndcg"),
+            pds.query_dcg_score("relevance", "score", 10.0, k, True).alias("dcg"),
+        )
+        ours = frame.group_by("query").agg(
+            exprs.ndcg(k=k, ties="reverse").alias("ndcg"), exprs.dcg(k=k, ties="reverse", log_base=10.0).alias("dcg")
+        )
+        assert_frame_equal(theirs.sort("query"), ours.sort("query"), **TOLERANCE)
+
+
+@pytest.mark.parametrize(("column", "values"), [("relevance", ["1", "0", "2", "1", "0"]), ("score", [True] * 5)])
+def test_a_non_numeric_column_is_a_schema_error_with_the_namespaces_message(
+    small: pl.DataFrame, column: str, values: list[Any]
+) -> None:
+    frame = small.with_columns(pl.Series(column, values))
+    namespace = namespace_error(frame, "ndcg")
+    assert isinstance(namespace, pl.exceptions.SchemaError)
+    for engine, context in CONTEXTS:
+        with pytest.raises(pl.exceptions.SchemaError) as raised:
+            if context == "agg":
+                aggregate(frame, engine, exprs.ndcg())
+            else:
+                broadcast(frame, engine, exprs.ndcg())
+        assert str(raised.value).split("\n\n")[0] == str(namespace)
+
+
+def test_doc_ties_compare_ids_as_text_as_trec_eval() -> None:
+    """Integer doc ids tie-broken as trec_eval does, by their text descending ("9" > "100"): pytrec_eval."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    frame = pl.DataFrame({"query": [1, 1, 1], "doc": [9, 100, 5], "relevance": [0, 1, 0], "score": [1.0, 1.0, 0.5]})
+    run = {"1": {str(d): s for d, s in zip(frame["doc"], frame["score"], strict=True)}}
+    qrels = {"1": {str(d): r for d, r in zip(frame["doc"], frame["relevance"], strict=True)}}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "ndcg"}).evaluate(run)["1"]
+    result = frame.group_by("query").agg(
+        exprs.reciprocal_rank(doc="doc", ties="doc"), exprs.ndcg(doc="doc", ties="doc")
+    )
+    assert result["reciprocal_rank"].item() == pytest.approx(expected["recip_rank"], abs=1e-12)  # 0.5: "9" first
+    assert result["ndcg"].item() == pytest.approx(expected["ndcg"], abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_empty_input(small: pl.DataFrame, engine: str) -> None:
+    empty = small.head(0)
+    result = aggregate(empty, engine, exprs.ndcg(), exprs.dcg(k=3), exprs.reciprocal_rank(ties="input"))
+    assert result.height == 0
+    assert result.schema == pl.Schema(
+        {"query": pl.Int64, "ndcg": pl.Float64, "dcg@3": pl.Float64, "reciprocal_rank": pl.Float64}
+    )
+    # over a whole empty frame, `select` sees one group without rows: empty sums, as Polars' own sum gives 0
+    totals = empty.select(exprs.ndcg(), exprs.dcg(k=3), exprs.reciprocal_rank())
+    assert totals.row(0) == (0.0, 0.0, 0.0)
+    assert math.copysign(1.0, totals["dcg@3"].item()) == 1.0

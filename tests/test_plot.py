@@ -1,0 +1,231 @@
+"""`lodestar_polars.plot`: every chart renders to PNG through vl-convert; encodings and data are checked.
+
+The data behind each chart is checked against numpy computed here from the input frame (sorted deltas,
+linear-interpolation quartiles, Tukey whiskers), never against the plotting code itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import lodestar_polars as lp
+from lodestar_polars import plot
+from lodestar_polars.example import SYSTEM_SIGNAL, example_systems
+
+alt = pytest.importorskip("altair")
+vl_convert = pytest.importorskip("vl_convert")
+pytest.importorskip("scipy")
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def per_model(frame: pl.DataFrame, *, mean: bool, k: list[int | None]) -> pl.DataFrame:
+    parts = []
+    for model in SYSTEM_SIGNAL:
+        metrics = frame.filter(pl.col("model") == model).rank_metrics
+        part = metrics.ndcg_mean(query="query_id", k=k) if mean else metrics.ndcg(query="query_id", k=k)
+        parts.append(part.select(pl.lit(model).alias("model"), pl.all()))
+    return pl.concat(parts)
+
+
+@pytest.fixture(scope="module")
+def runs() -> pl.DataFrame:
+    return example_systems(n_queries=60, seed=3)
+
+
+@pytest.fixture(scope="module")
+def per_query(runs: pl.DataFrame) -> pl.DataFrame:
+    return per_model(runs, mean=False, k=[5, 10])
+
+
+def spec_and_values(chart: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    spec = chart.to_dict()
+    data = spec["data"]
+    values = spec["datasets"][data["name"]] if "name" in data else data["values"]
+    return spec, values
+
+
+def assert_renders_png(chart: Any) -> None:
+    png = vl_convert.vegalite_to_png(chart.to_json())
+    assert png.startswith(PNG_MAGIC)
+    assert len(png) > 2000
+
+
+def test_example_systems_is_deterministic_ragged_and_has_ties() -> None:
+    frame = example_systems(n_queries=40, seed=1)
+    assert frame.schema == pl.Schema(
+        {"model": pl.String, "query_id": pl.Int64, "doc_id": pl.String, "relevance": pl.Int8, "score": pl.Float64}
+    )
+    assert frame.equals(example_systems(n_queries=40, seed=1))
+    lengths = frame.filter(pl.col("model") == "bm25").group_by("query_id").len()["len"]
+    assert lengths.n_unique() > 1
+    assert frame.group_by("model", "query_id", "score").len().filter(pl.col("len") > 1).height > 0
+    # bm25 is the weakest model on the default data (what the README shows)
+    means = per_model(example_systems(), mean=True, k=[10]).sort("ndcg@10")
+    assert means["model"][0] == "bm25"
+
+
+def test_cutoff_curve_encodings_data_and_png(runs: pl.DataFrame) -> None:
+    means = per_model(runs, mean=True, k=[1, 3, 5, 10, None])
+    chart = plot.cutoff_curve(means.lazy(), by="model")
+    assert isinstance(chart, alt.Chart)
+    spec, values = spec_and_values(chart)
+    assert spec["mark"]["type"] == "line"
+    assert spec["mark"]["point"] is True
+    encoding = spec["encoding"]
+    assert (encoding["x"]["field"], encoding["x"]["type"]) == ("k", "quantitative")
+    assert (encoding["y"]["field"], encoding["y"]["type"]) == ("value", "quantitative")
+    assert (encoding["color"]["field"], encoding["color"]["title"]) == ("system", "model")
+    # one point per (model, cut-off); the whole-list column "ndcg" has no k and is left out
+    assert len(values) == 3 * 4
+    for point in values:
+        assert point["value"] == means.filter(pl.col("model") == point["system"])[f"ndcg@{point['k']}"].item()
+    assert_renders_png(chart)
+
+
+def test_cutoff_curve_needs_one_metric_with_cutoffs(runs: pl.DataFrame) -> None:
+    means = per_model(runs, mean=True, k=[5, 10]).with_columns(pl.col("ndcg@5").alias("dcg@5"))
+    with pytest.raises(ValueError, match=r"found \['dcg', 'ndcg'\].*pass metric="):
+        plot.cutoff_curve(means, by="model")
+    assert len(spec_and_values(plot.cutoff_curve(means, by="model", metric="dcg"))[1]) == 3
+    with pytest.raises(ValueError, match=r"needs columns named metric@k for one metric; found none"):
+        plot.cutoff_curve(means.select("model", "queries"), by="model")
+    with pytest.raises(ValueError, match=r"column 'run' not found in the means frame"):
+        plot.cutoff_curve(means, by="run", metric="ndcg")
+
+
+@pytest.mark.parametrize("metrics", [["ndcg@10"], ["ndcg@5", "ndcg@10"]])
+def test_means_marks_baseline_and_significance(per_query: pl.DataFrame, metrics: list[str]) -> None:
+    table = lp.compare(per_query, system="model", query="query_id", metrics=metrics, baseline="bm25")
+    chart = plot.means(table, alpha=0.05)
+    spec, values = spec_and_values(chart)
+    layers = spec["layer"] if len(metrics) == 1 else spec["spec"]["layer"]
+    if len(metrics) == 1:
+        assert isinstance(chart, alt.LayerChart)
+    else:
+        assert isinstance(chart, alt.FacetChart)
+        assert spec["facet"]["row"]["field"] == "metric"
+    rule, point = layers
+    assert rule["mark"]["type"] == "rule"
+    assert (rule["encoding"]["x"]["field"], rule["encoding"]["x2"]["field"]) == ("ci_low", "ci_high")
+    assert point["mark"]["type"] == "point"
+    assert point["encoding"]["x"]["field"] == "mean"
+    assert point["encoding"]["color"]["field"] == "status"
+    assert point["encoding"]["y"]["title"] == "model"
+    assert len(values) == 3 * len(metrics)
+    for entry in values:
+        got = table.filter((pl.col("metric") == entry["metric"]) & (pl.col("model") == entry["system"])).row(
+            0, named=True
+        )
+        if entry["system"] == "bm25":
+            expected = "baseline"
+        elif got["p_adjusted"] < 0.05:
+            expected = "better" if got["delta"] > 0 else "worse"
+        else:
+            expected = "not significant"
+        assert entry["status"] == expected
+        assert (entry["mean"], entry["ci_low"], entry["ci_high"]) == (got["mean"], got["ci_low"], got["ci_high"])
+    assert_renders_png(chart)
+
+
+def test_means_rejects_other_frames(per_query: pl.DataFrame) -> None:
+    with pytest.raises(ValueError, match=r"takes the DataFrame lodestar_polars.compare returns"):
+        plot.means(per_query)
+    table = lp.compare(per_query, system="model", query="query_id", baseline="bm25")
+    with pytest.raises(ValueError, match=r"alpha must be strictly between 0 and 1"):
+        plot.means(table, alpha=5)
+
+
+def test_per_query_delta_shows_the_sorted_differences(per_query: pl.DataFrame) -> None:
+    chart = plot.per_query_delta(per_query.lazy(), system="model", baseline="bm25", metric="ndcg@10", query="query_id")
+    assert isinstance(chart, alt.Chart)
+    spec, values = spec_and_values(chart)
+    assert spec["mark"]["type"] == "bar"
+    encoding = spec["encoding"]
+    assert (encoding["x"]["field"], encoding["x"]["type"]) == ("rank", "ordinal")
+    assert (encoding["y"]["field"], encoding["y"]["title"]) == ("delta", "ndcg@10 - bm25")
+    assert encoding["color"]["field"] == "outcome"
+    assert encoding["row"]["field"] == "system"
+    by_query = per_query.sort("query_id")
+    baseline = by_query.filter(pl.col("model") == "bm25")["ndcg@10"].to_numpy()
+    for model in ["dense", "hybrid"]:
+        deltas = by_query.filter(pl.col("model") == model)["ndcg@10"].to_numpy() - baseline
+        expected = np.sort(deltas)[::-1]
+        label = f"{model}: {(deltas > 0).sum()} wins, {(deltas == 0).sum()} ties, {(deltas < 0).sum()} losses (of 60)"
+        bars = [entry for entry in values if entry["system"] == label]
+        assert [entry["rank"] for entry in bars] == list(range(1, 61))
+        np.testing.assert_array_equal([entry["delta"] for entry in bars], expected)
+        for entry in bars:
+            assert entry["outcome"] == ("win" if entry["delta"] > 0 else "loss" if entry["delta"] < 0 else "tie")
+    assert_renders_png(chart)
+
+
+def test_per_query_delta_samples_long_curves_at_even_ranks(per_query: pl.DataFrame) -> None:
+    chart = plot.per_query_delta(
+        per_query, system="model", baseline="bm25", metric="ndcg@5", query="query_id", max_points=10
+    )
+    _, values = spec_and_values(chart)
+    hybrid = [entry for entry in values if entry["system"].startswith("hybrid")]
+    assert [entry["rank"] for entry in hybrid] == [int(r) + 1 for r in np.linspace(0, 59, 10).round()]
+    by_query = per_query.sort("query_id")
+    deltas = (
+        by_query.filter(pl.col("model") == "hybrid")["ndcg@5"].to_numpy()
+        - by_query.filter(pl.col("model") == "bm25")["ndcg@5"].to_numpy()
+    )
+    assert (hybrid[0]["delta"], hybrid[-1]["delta"]) == (deltas.max(), deltas.min())
+
+
+def test_per_query_delta_errors(per_query: pl.DataFrame) -> None:
+    with pytest.raises(ValueError, match=r"baseline 'tfidf' is not a value of column 'model'"):
+        plot.per_query_delta(per_query, system="model", baseline="tfidf", metric="ndcg@10", query="query_id")
+    with pytest.raises(ValueError, match=r"column 'query' not found in the per-query frame"):
+        plot.per_query_delta(per_query, system="model", baseline="bm25", metric="ndcg@10")
+    with pytest.raises(ValueError, match=r"max_points must be an integer >= 2"):
+        plot.per_query_delta(
+            per_query, system="model", baseline="bm25", metric="ndcg@10", query="query_id", max_points=1
+        )
+
+
+def test_distribution_box_plot_statistics(per_query: pl.DataFrame) -> None:
+    chart = plot.distribution(per_query, system="model", metric="ndcg@10")
+    assert isinstance(chart, alt.LayerChart)
+    spec, values = spec_and_values(chart)
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["rule", "bar", "tick", "point"]
+    whisker, box, median, mean = spec["layer"]
+    assert (whisker["encoding"]["x"]["field"], whisker["encoding"]["x2"]["field"]) == ("whisker_low", "whisker_high")
+    assert (box["encoding"]["x"]["field"], box["encoding"]["x2"]["field"]) == ("q1", "q3")
+    assert median["encoding"]["x"]["field"] == "median"
+    assert mean["encoding"]["x"]["field"] == "mean"
+    assert len(values) == 3
+    for entry in values:
+        sample = per_query.filter(pl.col("model") == entry["system"])["ndcg@10"].to_numpy()
+        q1, q2, q3 = np.percentile(sample, [25, 50, 75])  # numpy's default: linear interpolation
+        inside = sample[(sample >= q1 - 1.5 * (q3 - q1)) & (sample <= q3 + 1.5 * (q3 - q1))]
+        assert entry["q1"] == pytest.approx(q1, abs=1e-12)
+        assert entry["median"] == pytest.approx(q2, abs=1e-12)
+        assert entry["q3"] == pytest.approx(q3, abs=1e-12)
+        assert entry["mean"] == pytest.approx(sample.mean(), abs=1e-12)
+        assert (entry["whisker_low"], entry["whisker_high"]) == (inside.min(), inside.max())
+        assert entry["queries"] == sample.size
+    assert_renders_png(chart)
+
+
+def test_charts_save_to_png_and_svg(per_query: pl.DataFrame, tmp_path: Path) -> None:
+    chart = plot.distribution(per_query, system="model", metric="ndcg@5")
+    chart.save(tmp_path / "box.png")
+    chart.save(tmp_path / "box.svg")
+    assert (tmp_path / "box.png").read_bytes().startswith(PNG_MAGIC)
+    assert "<svg" in (tmp_path / "box.svg").read_text()
+
+
+def test_missing_altair_names_the_plot_extra(per_query: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "altair", None)
+    with pytest.raises(ImportError, match=r'pip install "lodestar-polars\[plot\]"'):
+        plot.distribution(per_query, system="model", metric="ndcg@5")
