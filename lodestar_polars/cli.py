@@ -35,6 +35,7 @@ from typing import Any, Literal
 import polars as pl
 
 from . import __version__, partitions
+from ._mean import mean as mean_of
 from ._spec import CANONICAL_MEASURES
 from .io import scan_trec_qrels, scan_trec_run
 from .namespace import rank_metrics
@@ -392,20 +393,29 @@ def _evaluate_partitioned(
     options: Mapping[str, Any],
     args: argparse.Namespace,
     per_query_path: Path | None,
+    per_query_kind: str | None,
 ) -> pl.DataFrame:
-    """The bounded-memory path: `lodestar_polars.partitions.sink` evaluates one partition at a time."""
-    sink: Callable[..., pl.DataFrame] | None = getattr(partitions, "sink", None)
-    if sink is None:
-        msg = "--partitions needs lodestar_polars.partitions.sink, which this version of lodestar_polars lacks."
-        raise UsageError(msg)
-    return sink(
-        run,
-        measures=list(measures),
-        partitions=args.partitions,
-        per_query=per_query_path,
-        progress=sys.stderr.isatty(),
-        **options,
-    )
+    """The bounded-memory path: `lodestar_polars.partitions.sink` evaluates one partition at a time, writing
+    the per-query rows to Parquet (here into a scratch folder beside the output, then moved onto the output's
+    temporary file, which the caller renames on success)."""
+    folder = per_query_path.parent if per_query_path is not None else None
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".lodestar-partitions-") as scratch:
+        target = Path(scratch) / "per_query.parquet"
+        mean = partitions.sink(
+            run,
+            target,
+            metric="evaluate",
+            measures=list(measures),
+            partitions=args.partitions,
+            progress=sys.stderr.isatty(),
+            **options,
+        )
+        if per_query_path is not None:
+            if per_query_kind == "csv":
+                pl.scan_parquet(target).sink_csv(per_query_path)
+            else:
+                os.replace(target, per_query_path)
+    return mean
 
 
 def command_evaluate(args: argparse.Namespace) -> int:
@@ -437,11 +447,18 @@ def command_evaluate(args: argparse.Namespace) -> int:
         temporary = dict(zip([path for path, _ in outputs], temporaries, strict=True))
         if args.partitions is not None:
             per_query_temporary = temporary[per_query_output[0]] if per_query_output else None
-            mean = _evaluate_partitioned(run, measures, options, args, per_query_temporary)
+            kind = per_query_output[1] if per_query_output else None
+            mean = _evaluate_partitioned(run, measures, options, args, per_query_temporary, kind)
         else:
             per_query_plan, mean_plan = _build(run, measures, options)
             if per_query_output is not None:
-                per_query, mean = pl.collect_all([per_query_plan, mean_plan], engine="streaming")
+                if qrels is None:  # the mean from the per-query frame: the run is read once
+                    per_query = per_query_plan.collect(engine="streaming")
+                    averaged = mean_of(per_query, by=options.get("by"), weight=options.get("weight"), metrics=measures)
+                    assert isinstance(averaged, pl.DataFrame)
+                    mean = averaged
+                else:  # queries_without_judgments needs the judgments: two reads of the run
+                    per_query, mean = pl.collect_all([per_query_plan, mean_plan], engine="streaming")
                 _write_per_query(per_query, temporary[per_query_output[0]], per_query_output[1])
             else:
                 mean = mean_plan.collect(engine="streaming")

@@ -17,10 +17,10 @@ import numpy as np
 import polars as pl
 import pytest
 import pytrec_eval
+from polars.testing import assert_frame_equal
 from sklearn.metrics import dcg_score, ndcg_score
 
 import lodestar_polars
-from lodestar_polars import partitions
 
 SCRIPT = Path(sys.executable).parent / "lodestar-polars"
 PRINTED = 5e-5  # trec_eval prints 4 decimals
@@ -438,14 +438,17 @@ def test_composite_query_key(tmp_path: Path) -> None:
 
 
 def test_partitions(tmp_path: Path, log_parquet: tuple) -> None:
-    """--partitions uses lodestar_polars.partitions.sink where it exists; without it, a usage error."""
+    """--partitions evaluates through lodestar_polars.partitions.sink: the same summary and per-query rows."""
     _, path = log_parquet
-    if not hasattr(partitions, "sink"):
-        assert_usage_error(
-            cli("evaluate", path, "--partitions", "3"), "--partitions needs lodestar_polars.partitions.sink"
-        )
-        return
     assert summary_of(path, tmp_path, "--partitions", "3") == pytest.approx(summary_of(path, tmp_path))
+    for suffix in ("parquet", "csv"):
+        whole, parted = tmp_path / f"whole.{suffix}", tmp_path / f"parted.{suffix}"
+        for target, extra in ((whole, ()), (parted, ("--partitions", "3"))):
+            result = cli("evaluate", path, "-m", "ndcg@5,ap", "--quiet", "--per-query", target, *extra)
+            assert result.returncode == 0, result.stderr
+        read = pl.read_parquet if suffix == "parquet" else pl.read_csv
+        assert_frame_equal(read(parted).sort("query"), read(whole), rel_tol=1e-12, abs_tol=1e-12)
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".")]  # no scratch folder left
 
 
 # --------------------------------------------------------------------------------------------------------
