@@ -69,6 +69,8 @@ ROWS = f"{_P}rows"
 RELEVANT_COUNT = f"{_P}relevant_count"
 JUDGED_RELEVANT = f"{_P}judged_relevant"
 FIRST_RELEVANT = f"{_P}first_relevant"
+FIRST_PROBABILITY = f"{_P}first_probability"
+FIRST_RECIPROCAL = f"{_P}first_reciprocal"
 WEIGHT_MIN = f"{_P}weight_min"
 WEIGHT_MAX = f"{_P}weight_max"
 HAS_JUDGMENTS = f"{_P}has_judgments"
@@ -657,14 +659,29 @@ def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
         return pl.when(relevant == 0).then(no_relevant).otherwise(numerator / relevant)
     first = pl.col(FIRST_RELEVANT)
     if spec.ties == "average":
-        offsets, probability = _first_relevant_distribution(first, c)
-        start = first // (1 << (2 * _PACK_BITS))
-        value = (probability / (start + offsets)).list.sum() if kind == "rr" else probability.list.sum()
+        # the distribution lists of `_first_relevant_lists`, cut to the offsets within k
+        terms = pl.col(FIRST_RECIPROCAL if kind == "rr" else FIRST_PROBABILITY)
+        if c is not None:
+            start = first // (1 << (2 * _PACK_BITS))
+            terms = terms.list.head(pl.max_horizontal(pl.lit(c) - start, 0))
         # + 0.0: an empty list (the block starts past k) sums to -0.0
-        return pl.when(first.is_null()).then(0.0).otherwise(value + 0.0)
+        return pl.when(first.is_null()).then(0.0).otherwise(terms.list.sum() + 0.0)
     within = first.is_not_null() if c is None else first <= c
     hit = 1.0 / first.cast(pl.Float64) if kind == "rr" else pl.lit(1.0)
     return pl.when(within).then(hit).otherwise(0.0)
+
+
+def _first_relevant_lists(spec: Spec) -> list[pl.Expr]:
+    """With tie averaging, P(first relevant row at block offset j) and P(...) / position, as lists computed
+    once for every rr and success cut-off (up to the largest one)."""
+    if spec.ties != "average" or not spec.uses("rr", "success"):
+        return []
+    cutoffs = _cutoffs(spec, "rr", "success")
+    largest = None if None in cutoffs else max(c for c in cutoffs if c is not None)
+    first = pl.col(FIRST_RELEVANT)
+    offsets, probability = _first_relevant_distribution(first, largest)
+    start = first // (1 << (2 * _PACK_BITS))
+    return [probability.alias(FIRST_PROBABILITY), (probability / (start + offsets)).alias(FIRST_RECIPROCAL)]
 
 
 def _flagged_per_query(
@@ -695,6 +712,9 @@ def _flagged_per_query(
     if qrels is not None:
         per_query = _join_judgments(per_query, _judgments(qrels, spec, names), spec, names, groups)
     metrics = [_metric(i) for i in range(len(spec.measures))]
+    distributions = _first_relevant_lists(spec)
+    if distributions:
+        per_query = per_query.with_columns(distributions)
     per_query = per_query.with_columns(
         _value(m, spec, judged).alias(name) for m, name in zip(spec.measures, metrics, strict=True)
     )
