@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypeGuard, get_args
 
 import numpy as np
 import polars as pl
@@ -142,12 +142,26 @@ def _column(argument: str, value: object, *, optional: bool = False) -> Column |
     raise TypeError(msg)
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[Integral]:
     return isinstance(value, Integral) and not isinstance(value, (bool, np.bool_))
 
 
-def _is_real(value: object) -> bool:
+def _is_real(value: object) -> TypeGuard[Real]:
     return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+
+
+_TIES_BY_NAME: dict[object, Ties] = {name: name for name in get_args(Ties)}
+_MISSING_QUERIES_BY_NAME: dict[object, MissingQueries] = {name: name for name in get_args(MissingQueries)}
+
+
+def check_ties(ties: object, has_doc: bool) -> Ties:
+    if ties not in _TIES_BY_NAME:
+        msg = f"ties must be one of {', '.join(repr(t) for t in TIES)}; got {ties!r}."
+        raise ValueError(msg)
+    if ties == "doc" and not has_doc:
+        msg = "ties='doc' breaks ties by the doc column: pass doc='<column>'."
+        raise ValueError(msg)
+    return _TIES_BY_NAME[ties]
 
 
 def _check_cutoff(value: object) -> int | None:
@@ -156,7 +170,7 @@ def _check_cutoff(value: object) -> int | None:
     if not _is_int(value):
         msg = f"k must be a positive int, None, or a list of them; got {value!r} ({type(value).__name__})."
         raise TypeError(msg)
-    cutoff = int(str(value)) if not isinstance(value, int) else value  # numpy integers too
+    cutoff = int(value)  # numpy integers too
     if cutoff < 1:
         msg = f"k must be at least 1, got {cutoff}."
         raise ValueError(msg)
@@ -236,7 +250,7 @@ def _check_no_relevant(no_relevant: object) -> float | Literal["error"] | None:
     if not _is_real(no_relevant):
         msg = f"no_relevant must be a float, None or 'error'; got {no_relevant!r}."
         raise TypeError(msg)
-    value = float(no_relevant)  # type: ignore[arg-type]  # Real, checked above
+    value = float(no_relevant)
     if not math.isfinite(value):
         msg = f"no_relevant must be finite, got {no_relevant!r}."
         raise ValueError(msg)
@@ -247,7 +261,7 @@ def _check_log_base(log_base: object) -> float:
     if not _is_real(log_base):
         msg = f"log_base must be a float, got {log_base!r}."
         raise TypeError(msg)
-    value = float(log_base)  # type: ignore[arg-type]  # Real, checked above
+    value = float(log_base)
     if not (value > 0 and math.isfinite(value)) or value == 1:
         msg = f"log_base must be a finite float above 0 and not 1, got {log_base!r}."
         raise ValueError(msg)
@@ -255,10 +269,10 @@ def _check_log_base(log_base: object) -> float:
 
 
 def _check_threshold(threshold: object) -> float:
-    if not _is_real(threshold) or not math.isfinite(float(threshold)):  # type: ignore[arg-type]  # Real
+    if not _is_real(threshold) or not math.isfinite(float(threshold)):
         msg = f"threshold must be a finite number, got {threshold!r}."
         raise ValueError(msg)
-    return float(threshold)  # type: ignore[arg-type]  # Real, checked above
+    return float(threshold)
 
 
 _MEASURE_PATTERN = re.compile(r"^([a-z_]+)(?:@(\d+))?$")
@@ -322,13 +336,8 @@ def make_spec(
     score_column = _column("score", score)
     weight_column = _column("weight", weight, optional=True)
     assert relevance_column is not None and score_column is not None
-    if ties not in TIES:
-        msg = f"ties must be one of {', '.join(repr(t) for t in TIES)}; got {ties!r}."
-        raise ValueError(msg)
-    if ties == "doc" and not doc_keys:
-        msg = "ties='doc' breaks ties by the doc column: pass doc='<column>'."
-        raise ValueError(msg)
-    if missing_queries not in MISSING_QUERIES:
+    checked_ties = check_ties(ties, bool(doc_keys))
+    if missing_queries not in _MISSING_QUERIES_BY_NAME:
         msg = f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}."
         raise ValueError(msg)
     allow_negative_gain = not any(m.kind == "ndcg" for m in measures)
@@ -340,12 +349,12 @@ def make_spec(
         relevance=relevance_column,
         score=score_column,
         weight=weight_column,
-        ties=ties,  # type: ignore[arg-type]  # a member of TIES, checked above
+        ties=checked_ties,
         gain=_check_gain(gain, allow_negative=allow_negative_gain),
         no_relevant=_check_no_relevant(no_relevant),
         log_base=_check_log_base(log_base),
         threshold=_check_threshold(threshold),
-        missing_queries=missing_queries,  # type: ignore[arg-type]  # a member of MISSING_QUERIES, checked above
+        missing_queries=_MISSING_QUERIES_BY_NAME[missing_queries],
     )
     _check_roles(spec)
     return spec

@@ -84,13 +84,7 @@ def _check_cutoff(metric: str, k: object) -> int | None:
 
 
 def _check_ties(ties: object, doc: Column | None) -> Ties:
-    if ties not in _spec.TIES:
-        msg = f"ties must be one of {', '.join(repr(t) for t in _spec.TIES)}; got {ties!r}."
-        raise ValueError(msg)
-    if ties == "doc" and doc is None:
-        msg = "ties='doc' breaks ties by the doc column: pass doc='<column>'."
-        raise ValueError(msg)
-    return ties  # type: ignore[return-value]  # narrowed by the membership test above
+    return _spec.check_ties(ties, doc is not None)
 
 
 # the namespace's own checks: one home per rule
