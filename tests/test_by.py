@@ -449,3 +449,30 @@ def test_order_reading_tie_modes_with_qrels_read_the_run_order(engine: Engine, t
     expected = in_run_order.rank_metrics.reciprocal_rank(ties=ties, k=[None, 5])
     got = engine(run, "reciprocal_rank", ties=ties, k=[None, 5], doc="doc", qrels=qrels)
     assert_same(got, expected)
+
+
+# --- errors about by ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"by": "nope"}, pl.exceptions.ColumnNotFoundError, r"^by column 'nope' not found in the frame"),
+        ({"by": ["model", "model"]}, ValueError, r"`by` lists column 'model' twice"),
+        ({"by": "query"}, ValueError, r"column 'query' is both a `by` and a `query` column"),
+        ({"by": ["model", 3]}, TypeError, r"`by` must be a column name \(str\) or a non-empty list of them, or None"),
+        ({"by": []}, TypeError, r"`by` must be a column name"),
+    ],
+)
+def test_bad_by_arguments_raise_when_the_method_is_called(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        two_models().lazy().rank_metrics.ndcg(**options)  # raises before any collect
+
+
+def test_mean_of_the_per_query_frame_finds_the_metrics_itself(engine: Engine) -> None:
+    per_query = engine(two_models(), "ndcg", by=["model", "locale"], k=[1, None])
+    means = lodestar_polars.mean(per_query, by=["model", "locale"])
+    assert isinstance(means, pl.DataFrame)
+    assert_same(means, engine(two_models(), "ndcg_mean", by=["model", "locale"], k=[1, None]))
