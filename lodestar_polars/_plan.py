@@ -143,7 +143,9 @@ def _run_rows(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: 
     if qrels is not None:
         judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
         on = [*names.query, *names.docs]
-        rows = rows.join(judged, on=on, how="left").with_columns(pl.col(RELEVANCE).fill_null(0.0))
+        # keep the run's row order, which ties="input" / "reverse" read: a plain join may deal rows out of order
+        rows = rows.join(judged, on=on, how="left", maintain_order="left")
+        rows = rows.with_columns(pl.col(RELEVANCE).fill_null(0.0))
     derived = []
     if spec.uses("ndcg", "dcg"):
         derived.append(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))

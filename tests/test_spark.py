@@ -306,3 +306,79 @@ def test_required_spark_turns_the_skip_into_a_failure(monkeypatch: pytest.Monkey
     monkeypatch.delenv("LODESTAR_REQUIRE_SPARK")
     with pytest.raises(pytest.skip.Exception, match="no Java"):
         _skip_or_fail("no Java runtime")
+
+
+# --- by= ------------------------------------------------------------------------------------------------
+
+
+def _collect_by(frame: SparkDataFrame, keys: list[str]) -> pl.DataFrame:
+    collected = pl.from_arrow(frame.toArrow())
+    assert isinstance(collected, pl.DataFrame)
+    return collected.sort(keys, nulls_last=True)
+
+
+BY_MEASURES = ["ndcg@5", "dcg", "p@3", "r", "ap", "rr", "success@1"]
+
+
+def test_by_per_query_and_means_match_the_polars_path(spark: SparkSession, judged: pl.DataFrame) -> None:
+    # every query split over three models (one of them null): the groups of a query share its partition
+    rng = np.random.default_rng(5)
+    frame = judged.with_columns(model=pl.Series(rng.choice(["a", "b", "c"], judged.height))).with_columns(
+        model=pl.when(pl.col("model") == "c").then(None).otherwise(pl.col("model"))
+    )
+    frame = frame.with_columns(weight=pl.col("weight") * (pl.col("model") == "a").fill_null(False).cast(pl.Float64) + 1)
+    options: dict[str, Any] = {"by": ["model"], "doc": "doc", "ties": "input", "weight": "weight"}
+    expected = rank_metrics(frame).evaluate(BY_MEASURES, **options)
+    got = lodestar_spark.evaluate(_to_spark(spark, frame), BY_MEASURES, **options)
+    _assert_same_numbers(_collect_by(got, ["model", "query"]), expected)
+    expected_mean = rank_metrics(frame).evaluate_mean(BY_MEASURES, **options)
+    _assert_same_numbers(lodestar_spark.evaluate_mean(_to_spark(spark, frame), BY_MEASURES, **options), expected_mean)
+    assert expected_mean["model"].to_list() == ["a", "b", None]
+    with pytest.raises(TypeError, match="by"):
+        lodestar_spark.ndcg_score(_to_spark(spark, frame), by="model")  # type: ignore[call-arg]  # the error under test
+
+
+def test_by_with_qrels_and_missing_queries_zero_matches_the_polars_path(
+    spark: SparkSession, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
+) -> None:
+    # system y ran a third of system x's queries: every other judged query is a 0 in y's group, and the
+    # groups of a partition that holds none of y's rows must still learn that y exists
+    run, qrels = run_and_qrels
+    systems = pl.concat(
+        [run.with_columns(system=pl.lit("x")), run.filter(pl.col("query") % 3 == 0).with_columns(system=pl.lit("y"))]
+    )
+    options: dict[str, Any] = {"by": "system", "doc": "doc", "k": [None, 5], "missing_queries": "zero"}
+    expected = rank_metrics(systems).ndcg(qrels=qrels, **options)
+    got = lodestar_spark.ndcg(_to_spark(spark, systems), qrels=_to_spark(spark, qrels), **options)
+    _assert_same_numbers(_collect_by(got, ["system", "query"]), expected)
+    expected_mean = rank_metrics(systems).recall_mean(qrels=qrels, **options)
+    got_mean = lodestar_spark.recall_mean(_to_spark(spark, systems), qrels=_to_spark(spark, qrels), **options)
+    _assert_same_numbers(got_mean, expected_mean)
+    assert got_mean["queries"].to_list() == [expected.filter(pl.col("system") == s).height for s in ("x", "y")]
+
+
+def test_column_names_with_dots_spaces_and_the_internal_prefix(spark: SparkSession) -> None:
+    frame = pl.DataFrame(
+        {
+            "model.name": ["m", "m", "m", "n", "n"],
+            "query id": [1, 1, 2, 1, 1],
+            "__lodestar_key_0": [0.5, 0.1, 0.3, 0.2, 0.9],  # the score, under the core's internal key name
+            "rel.v": [1, 0, 1, 1, 0],
+            "w w": [2.0, 2.0, 1.0, 3.0, 3.0],
+        }
+    )
+    options: dict[str, Any] = {
+        "by": "model.name",
+        "query": "query id",
+        "score": "__lodestar_key_0",
+        "relevance": "rel.v",
+        "weight": "w w",
+        "k": [1, None],
+    }
+    expected = rank_metrics(frame).ndcg(**options)
+    assert expected.columns == ["model.name", "query id", "ndcg@1", "ndcg", "w w"]
+    got = lodestar_spark.ndcg(_to_spark(spark, frame), **options)
+    _assert_same_numbers(_collect_by(got, ["model.name", "query id"]), expected)
+    _assert_same_numbers(
+        lodestar_spark.ndcg_mean(_to_spark(spark, frame), **options), rank_metrics(frame).ndcg_mean(**options)
+    )

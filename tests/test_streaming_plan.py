@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+from lodestar_polars import RankMetricsLazyFrame
 
 # in the physical graph, "0.0 0.3 1.0" is the fill colour of an in-memory engine fallback node
 FALLBACK_MARKERS = ("in-memory-map", 'fillcolor="0.0 0.3 1.0"')
@@ -42,6 +44,14 @@ def parquet_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ).with_columns(pl.when(pl.col("query") % 7 == 0).then(0).otherwise(pl.col("relevance")).alias("relevance"))
     frame = frame.with_columns(
         pl.when(pl.col("query") % 7 == 0).then(1).otherwise(pl.col("relevance")).alias("relevance")
+    )
+    # by columns, a second query key, a second doc key, and inputs for expressions
+    frame = frame.with_columns(
+        system=pl.Series(rng.choice(["bm25", "dense", "hybrid"], len(query))),
+        locale=pl.Series(rng.integers(0, 3, len(query)), dtype=pl.Int8),
+        session=pl.Series(query % 3),
+        site=pl.Series(rng.choice(["a", "b"], len(query))),
+        distance=-pl.col("score"),
     )
     path = tmp_path_factory.mktemp("data") / "eval.parquet"
     frame.sample(fraction=1.0, shuffle=True, seed=1).write_parquet(path, row_group_size=500)
@@ -86,3 +96,71 @@ def test_per_query_frame_and_mean_from_one_lazy_source(parquet_file: Path) -> No
     )
     assert mean["queries"].item() == per_query.height
     assert mean["ndcg@10"].item() == pytest.approx(per_query["ndcg@10"].mean(), rel=1e-12)
+
+
+# --- by=, composite keys, expression inputs, judgments, several measures --------------------------------
+
+BASES = ["ndcg", "dcg", "reciprocal_rank", "precision", "recall", "average_precision", "success", "evaluate"]
+ALL_METHODS = [method for base in BASES for method in (base, f"{base}_mean")]
+MEASURES = ["ndcg@10", "dcg", "p@5", "r", "ap@10", "rr", "success@1"]
+QRELS = "<the judgments of the run, scanned from Parquet>"
+
+BY_OPTIONS: dict[str, dict[str, Any]] = {
+    "one by column": {"by": "system"},
+    "two by columns, cut-offs, weight": {"by": ["system", "locale"], "k": [1, 5, None], "weight": "w"},
+    "composite query and doc keys": {
+        "by": "system",
+        "query": ["session", "query"],
+        "doc": ["site", "doc"],
+        "ties": "doc",
+        "k": 10,
+    },
+    "expression inputs": {
+        "by": ["locale", "system"],
+        "score": -pl.col("distance"),
+        "relevance": pl.col("relevance").cast(pl.Int8),
+        "weight": pl.col("w") * 2,
+        "ties": "pessimistic",
+    },
+    "qrels, missing queries zero, by": {
+        "by": ["system", "locale"],
+        "doc": "doc",
+        "qrels": QRELS,
+        "missing_queries": "zero",
+        "ties": "input",
+        "k": [3, 10],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def qrels_file(parquet_file: Path) -> Path:
+    path = parquet_file.with_name("qrels.parquet")
+    pl.read_parquet(parquet_file).select("query", "doc", "relevance").write_parquet(path)
+    return path
+
+
+@pytest.mark.parametrize("options", BY_OPTIONS.values(), ids=BY_OPTIONS.keys())
+@pytest.mark.parametrize("method", ALL_METHODS)
+def test_by_keys_expressions_and_qrels_have_no_in_memory_fallback(
+    parquet_file: Path, qrels_file: Path, method: str, options: dict[str, Any]
+) -> None:
+    accepted = inspect.signature(getattr(RankMetricsLazyFrame, method)).parameters
+    options = {name: value for name, value in options.items() if name in accepted}
+    if options.get("qrels") == QRELS:
+        options["qrels"] = pl.scan_parquet(qrels_file)
+    arguments = [MEASURES] if method.startswith("evaluate") else []
+    plan = getattr(pl.scan_parquet(parquet_file).rank_metrics, method)(*arguments, **options)
+    assert fallback_nodes(plan) == []
+
+
+def test_by_with_qrels_sinks_the_numbers_of_the_eager_call(
+    parquet_file: Path, qrels_file: Path, tmp_path: Path
+) -> None:
+    """The streamed by= plan is not only fallback-free: it writes what the eager call returns."""
+    options: dict[str, Any] = {"by": ["system", "locale"], "doc": "doc", "missing_queries": "zero"}
+    eager = pl.read_parquet(parquet_file).rank_metrics.evaluate(MEASURES, qrels=pl.read_parquet(qrels_file), **options)
+    out = tmp_path / "by.parquet"
+    source = pl.scan_parquet(parquet_file).rank_metrics
+    source.evaluate(MEASURES, qrels=pl.scan_parquet(qrels_file), **options).sink_parquet(out, engine="streaming")
+    assert_frame_equal(pl.read_parquet(out), eager, rel_tol=1e-12, abs_tol=1e-12)
