@@ -11,6 +11,11 @@ from typing import TypeVar
 
 F = TypeVar("F", bound=Callable[..., object])
 
+FRAME = (
+    "frame : pyspark.sql.DataFrame\n"
+    "    The rows, one per (query, document): the columns the options name (a qrels run: query, doc, score)."
+)
+
 PARAMETERS: dict[str, str] = {
     "measures": (
         "measures : str or list of str\n"

@@ -268,6 +268,24 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
     The run is ready for `rank_metrics` with ``doc="doc"`` and ``qrels=scan_trec_qrels(...)``; pass
     ``ties="doc"`` for trec_eval's order (score descending, then doc id descending; `rank` is not used).
 
+    Parameters
+    ----------
+    path
+        The run file (plain text or gzip).
+
+    Returns
+    -------
+    LazyFrame
+        ``query, q0, doc, rank, score, tag``; nothing is read until it is collected.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
+    >>> _ = file.write_text("301 Q0 d1 1 2.5 bm25\n301 Q0 d2 2 1.5 bm25\n")
+    >>> scan_trec_run(file).collect()["doc"].to_list()
+    ['d1', 'd2']
+
     Raises
     ------
     FileNotFoundError
@@ -290,6 +308,24 @@ def scan_trec_qrels(path: PathLike) -> pl.LazyFrame:
     ``relevance`` (Int64), one row per non-blank line in file order.  Fields are separated by any run of
     spaces or tabs.  Plain or gzip-compressed files.  Negative levels are kept as they are; `rank_metrics`
     scores them as 0, as trec_eval does.
+
+    Parameters
+    ----------
+    path
+        The qrels file (plain text or gzip).
+
+    Returns
+    -------
+    LazyFrame
+        ``query, iteration, doc, relevance``; nothing is read until it is collected.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
+    >>> _ = file.write_text("301 0 d1 2\n301 0 d3 0\n")
+    >>> scan_trec_qrels(file).collect()["relevance"].to_list()
+    [2, 0]
 
     Raises
     ------

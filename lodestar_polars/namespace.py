@@ -989,9 +989,6 @@ class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
         return plan.collect()
 
     def _score(self, spec: Spec, qrels: QrelsFrame) -> float:
-        if spec.by:
-            msg = "ndcg_score / dcg_score return one number: they take no `by`; use ndcg_mean(by=...) instead."
-            raise TypeError(msg)
         return float(self._mean(spec, qrels).item(0, 0))
 
     @documented(

@@ -334,6 +334,11 @@ def ndcg_score(
     ignore_ties : bool, default=False
         False averages the gain over tied scores (scikit-learn); True puts the later document first.
 
+    Returns
+    -------
+    float
+        The (weighted) mean NDCG over the queries.
+
     Examples
     --------
     >>> from lodestar_polars.sklearn import ndcg_score
@@ -358,8 +363,25 @@ def dcg_score(
 ) -> float:
     """DCG averaged over queries: `sklearn.metrics.dcg_score`, computed by the Polars plan.
 
-    Parameters as `ndcg_score`, plus `log_base`, the base of the logarithm in the discount
-    1 / log(position + 1).  Negative relevance is accepted.
+    Parameters
+    ----------
+    y_true : array-like of shape (n_queries, n_documents)
+        Graded relevance (negative values are accepted); its columns are the documents of each query (row).
+    y_score : array-like of shape (n_queries, n_documents)
+        Predicted scores, ranked descending.
+    k : int, default=None
+        Only the k highest scores count; None for all.
+    log_base : float, default=2
+        Base of the logarithm in the discount 1 / log(position + 1).
+    sample_weight : array-like of shape (n_queries,), default=None
+        Query weights of the mean; negative weights are accepted, a zero sum raises ZeroDivisionError.
+    ignore_ties : bool, default=False
+        False averages the gain over tied scores (scikit-learn); True puts the later document first.
+
+    Returns
+    -------
+    float
+        The (weighted) mean DCG over the queries.
 
     Examples
     --------

@@ -25,15 +25,18 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import polars as pl
 import pyarrow as pa
 
 from . import _mean as mean_of_sums
 from . import _plan, _spec
-from ._docs import PARAMETERS, documented, mean_returns, per_query_returns
+from ._docs import FRAME, PARAMETERS, mean_returns, per_query_returns
+from ._docs import documented as _documented
 from ._spec import Cutoffs, Gain, IntoColumn, Keys, MissingQueries, NoRelevant, Spec, Ties
+
+_F = TypeVar("_F", bound=Callable[..., object])
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -60,6 +63,14 @@ __all__ = [
     "success",
     "success_mean",
 ]
+
+
+def documented(
+    summary: str, parameters: Sequence[str], returns: str, example: str, *, first: str | None = None
+) -> Callable[[_F], _F]:
+    """`_docs.documented` with the Spark frame as the first parameter."""
+    return _documented(summary, parameters, returns, example, first=first if first is not None else FRAME)
+
 
 IS_JUDGMENT = "__lodestar_is_judgment"
 ROW_ORDER = "__lodestar_row_order"
@@ -246,9 +257,6 @@ def _mean(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> pl
 
 
 def _score(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> float:
-    if spec.by:
-        msg = "ndcg_score / dcg_score return one number: they take no `by`; use ndcg_mean(by=...) instead."
-        raise TypeError(msg)
     return float(_mean(frame, spec, qrels).item(0, 0))
 
 
@@ -1062,7 +1070,7 @@ def success_mean(
     "|    2|0.8154648767857287|0.5|              0.75|0.75|\n"
     "+-----+------------------+---+------------------+----+\n"
     "<BLANKLINE>",
-    first=PARAMETERS["measures"],
+    first=FRAME + "\n" + PARAMETERS["measures"],
 )
 def evaluate(
     frame: SparkDataFrame,
@@ -1130,7 +1138,7 @@ def evaluate(
     "╞═════════╪═════╪══════════╪═══════╪═════════╪════════════╡\n"
     "│ 0.88285 ┆ 0.5 ┆ 0.791667 ┆ 0.875 ┆ 2       ┆ 2.0        │\n"
     "└─────────┴─────┴──────────┴───────┴─────────┴────────────┘",
-    first=PARAMETERS["measures"],
+    first=FRAME + "\n" + PARAMETERS["measures"],
 )
 def evaluate_mean(
     frame: SparkDataFrame,
@@ -1176,7 +1184,7 @@ def evaluate_mean(
     ["query", "relevance", "score", "doc", "ties", "gain", "weight", "no_relevant", "qrels", "missing_queries"],
     "float\n    sum(weight * ndcg) / sum(weight) over the queries whose NDCG is not null.",
     EXAMPLE_FRAME + ">>> round(lodestar_spark.ndcg_score(judged, k=3), 6)\n0.88285",
-    first="k : int or None, default None\n    One cut-off (None: the whole list).",
+    first=FRAME + "\nk : int or None, default None\n    One cut-off (None: the whole list).",
 )
 def ndcg_score(
     frame: SparkDataFrame,
@@ -1218,7 +1226,7 @@ def ndcg_score(
     ["query", "relevance", "score", "doc", "ties", "gain", "weight", "log_base", "qrels", "missing_queries"],
     "float\n    sum(weight * dcg) / sum(weight) over the queries.",
     EXAMPLE_FRAME + ">>> round(lodestar_spark.dcg_score(judged, k=3), 6)\n1.657732",
-    first="k : int or None, default None\n    One cut-off (None: the whole list).",
+    first=FRAME + "\nk : int or None, default None\n    One cut-off (None: the whole list).",
 )
 def dcg_score(
     frame: SparkDataFrame,
