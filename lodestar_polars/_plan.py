@@ -444,7 +444,8 @@ def _gain_checks(spec: Spec, source: str, note: str) -> list[DataCheck]:
             )
         )
     if spec.gain == "exponential":
-        overflowing = relevance.is_finite() & ~gain.is_finite()
+        # cast: Decimal relevance has no is_finite
+        overflowing = relevance.cast(pl.Float64).is_finite() & ~gain.is_finite()
         checks.append(
             DataCheck(
                 f"{_P}gain_overflow",
