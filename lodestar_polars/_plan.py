@@ -141,7 +141,9 @@ def _run_rows(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: 
     if qrels is not None:
         judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
         on = [*names.query, *names.docs]
-        rows = rows.join(judged, on=on, how="left").with_columns(pl.col(RELEVANCE).fill_null(0.0))
+        # maintain_order: ties="input" / "reverse" read the run's row order, which a join may shuffle
+        joined = rows.join(judged, on=on, how="left", maintain_order="left")
+        rows = joined.with_columns(pl.col(RELEVANCE).fill_null(0.0))
     derived = []
     if spec.uses("ndcg", "dcg"):
         derived.append(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
