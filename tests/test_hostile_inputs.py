@@ -966,3 +966,18 @@ def test_hostile_inputs_give_the_reference_or_a_documented_error(case: dict[str,
                 assert row[column] == pytest.approx(want, abs=1e-9), (column, q)
         if case["use_weight"]:
             assert float(row[names["weight"]]) == pytest.approx(plain["weight"][plain["query"].index(q)])
+
+
+@pytest.mark.parametrize(("ties", "expected"), [("input", [0.5, 1 / 3]), ("reverse", [0.25, 1.0])])
+def test_input_and_reverse_ties_keep_the_run_order_with_qrels(ties: str, expected: list[float]) -> None:
+    # all scores tie: "input" keeps the run's row order, "reverse" reverses it.  q0 lists docs 0..4 and
+    # doc 1 is relevant: position 2 (input) or 4 (reverse); q1 lists 5, 6, 7 and 7 is relevant: position 3
+    # or 1 (hand-derived).  The join with the judgments must not shuffle the rows: repeated to catch it.
+    run = pl.DataFrame({"q": [0] * 5 + [1] * 3, "d": list(range(8)), "s": [0.0] * 8})
+    qrels = pl.DataFrame({"q": [0, 1], "d": [1, 7], "rel": [1, 1]})
+    for _ in range(10):
+        for engine in ENGINES:
+            got = call(
+                run, engine, "reciprocal_rank", query="q", doc="d", score="s", relevance="rel", ties=ties, qrels=qrels
+            )
+            assert got["reciprocal_rank"].to_list() == pytest.approx(expected, abs=1e-15)
