@@ -479,7 +479,7 @@ def test_numpy_integers_are_cut_offs(k: object) -> None:
         assert got.columns == ["q", "ndcg@1", "ndcg@2"]
         got = call(SMALL, engine, "reciprocal_rank_mean", k=k, **COLUMNS)
         assert got.columns == ["reciprocal_rank@1", "queries", "weight_sum"]
-    assert SMALL.rank_metrics.ndcg_score(k=k, **COLUMNS) == pytest.approx(sum(expected) / 2, abs=1e-12)  # type: ignore[arg-type]  # numpy integer on purpose
+    assert SMALL.rank_metrics.ndcg_score(k=k, **COLUMNS) == pytest.approx(sum(expected) / 2, abs=1e-12)
 
 
 @pytest.mark.parametrize(
