@@ -12,6 +12,7 @@ into the aggregation that sees the rows, under the check's own column name.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -51,11 +52,19 @@ def describe(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
+_PLACEHOLDER = re.compile(r"\{(total|query|value)\}")
+
+
 def message(error: type[Exception], template: str) -> MakeError:
-    """`template` may use {total}, {query} (the first offending query or group) and {value}."""
+    """`template` may use {total}, {query} (the first offending query or group) and {value}.
+
+    Only these three placeholders are replaced, in one pass: the template quotes user column names, which
+    may hold braces (`str.format` would raise KeyError on a column named "s{x}").
+    """
 
     def make(total: int, where: str, value: object) -> Exception:
-        return error(template.format(total=total, query=where, value=describe(value)))
+        parts = {"total": str(total), "query": where, "value": describe(value)}
+        return error(_PLACEHOLDER.sub(lambda match: parts[match.group(1)], template))
 
     return make
 

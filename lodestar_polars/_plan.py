@@ -456,7 +456,8 @@ def _gain_checks(spec: Spec, source: str, note: str) -> list[DataCheck]:
             )
         )
     if spec.gain == "exponential":
-        overflowing = relevance.is_finite() & ~gain.is_finite()
+        # cast: Decimal relevance has no is_finite
+        overflowing = relevance.cast(pl.Float64).is_finite() & ~gain.is_finite()
         checks.append(
             DataCheck(
                 f"{_P}gain_overflow",
@@ -501,7 +502,8 @@ def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
         ),
     ]
     if spec.uses("ndcg", "dcg"):
-        checks += _gain_checks(spec, "qrels: ", "")
+        # the qrels relevance column is named: the run may have a relevance column of its own
+        checks += _gain_checks(spec, f"qrels relevance column {spec.relevance.name!r}: ", "")
     return checks
 
 
@@ -643,7 +645,11 @@ def _join_judgments(
     # a query missing from the run retrieved nothing: its sums and counters are 0 (its first relevant
     # position stays null), its ideal DCG and relevant count come from the judgments
     from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, FIRST_RELEVANT, JUDGED_RELEVANT, *_ideal_columns(spec)}
-    numbers = [name for name in joined.collect_schema().names() if name not in from_judgments]
+    # only numeric columns: a check's value column (a doc id, possibly Enum or Categorical) cannot take a 0,
+    # and is read only when its counter, filled with 0 here, is positive
+    numbers = [
+        name for name, dtype in joined.collect_schema().items() if name not in from_judgments and dtype.is_numeric()
+    ]
     return joined.with_columns(pl.col(HAS_JUDGMENTS).fill_null(False), *(pl.col(name).fill_null(0) for name in numbers))
 
 

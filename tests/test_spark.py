@@ -382,3 +382,62 @@ def test_column_names_with_dots_spaces_and_the_internal_prefix(spark: SparkSessi
     _assert_same_numbers(
         lodestar_spark.ndcg_mean(_to_spark(spark, frame), **options), rank_metrics(frame).ndcg_mean(**options)
     )
+
+
+# issue 8, item 10: column names Spark would parse (dots, spaces, backticks) work in every function
+ODD_NAMES = {
+    "query": "query.id",
+    "doc": "doc id",
+    "relevance": "rel.level `x`",
+    "score": "model score.v2",
+    "weight": "w.1",
+    "by": "by group",
+}
+
+
+def test_column_names_with_dots_and_spaces_work_in_every_function(
+    spark: SparkSession, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
+) -> None:
+    plain = _ragged_judgments(seed=5, queries=40).with_columns(by=pl.col("query") % 2)
+    odd = plain.rename(ODD_NAMES)
+    options = dict(ODD_NAMES)
+    plain_options = {role: role for role in ODD_NAMES}
+    back = {ODD_NAMES[role]: role for role in ("query", "weight", "by")}
+    odd_spark = _to_spark(spark, odd)
+
+    def per_query(got: SparkDataFrame) -> pl.DataFrame:
+        return _collect(got, ODD_NAMES["query"]).rename(back, strict=False).sort("by", "query")
+
+    # every per-query and mean function: one Spark job each, so keep the frames small
+    for metric in ("ndcg", "dcg", "reciprocal_rank", "precision", "recall", "average_precision", "success"):
+        expected = getattr(rank_metrics(plain), metric)(k=[None, 3], **plain_options)
+        got = getattr(lodestar_spark, metric)(odd_spark, k=[None, 3], **options)
+        _assert_same_numbers(per_query(got), expected.sort("by", "query"))
+        expected_mean = getattr(rank_metrics(plain), f"{metric}_mean")(k=3, **plain_options)
+        got_mean = getattr(lodestar_spark, f"{metric}_mean")(odd_spark, k=3, **options)
+        _assert_same_numbers(got_mean.rename(back, strict=False), expected_mean)
+    measures = ["ndcg@3", "dcg", "rr", "p@2", "r", "ap", "success@1"]
+    expected = rank_metrics(plain).evaluate(measures, **plain_options)
+    _assert_same_numbers(
+        per_query(lodestar_spark.evaluate(odd_spark, measures, **options)), expected.sort("by", "query")
+    )
+    expected_mean = rank_metrics(plain).evaluate_mean(measures, **plain_options)
+    got_mean = lodestar_spark.evaluate_mean(odd_spark, measures, **options)
+    _assert_same_numbers(got_mean.rename(back, strict=False), expected_mean)
+    no_by = {role: name for role, name in options.items() if role != "by"}
+    plain_no_by = {role: role for role in no_by}
+    for score in ("ndcg_score", "dcg_score"):
+        expected_score = getattr(rank_metrics(plain), score)(k=3, **plain_no_by)
+        assert getattr(lodestar_spark, score)(odd_spark, k=3, **no_by) == pytest.approx(expected_score, abs=TOLERANCE)
+    # judgments under odd names too
+    run, qrels = run_and_qrels
+    rename = {"query": ODD_NAMES["query"], "doc": ODD_NAMES["doc"], "relevance": ODD_NAMES["relevance"]}
+    run_options = {"query": ODD_NAMES["query"], "doc": ODD_NAMES["doc"], "relevance": ODD_NAMES["relevance"]}
+    got = lodestar_spark.ndcg(
+        _to_spark(spark, run.rename(rename, strict=False)),
+        qrels=_to_spark(spark, qrels.rename(rename)),
+        k=[None, 5],
+        **run_options,
+    )
+    expected = rank_metrics(run).ndcg(qrels=qrels, doc="doc", k=[None, 5])
+    _assert_same_numbers(_collect(got, ODD_NAMES["query"]).rename({ODD_NAMES["query"]: "query"}), expected)
