@@ -52,19 +52,27 @@ def describe(value: object) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-_PLACEHOLDER = re.compile(r"\{(total|query|value)\}")
+_TOKEN = re.compile(r"\{\{|\}\}|\{(total|query|value)\}")
+
+
+def quoted(name: str) -> str:
+    """A user's column name, quoted for a message template: its braces doubled, so that a name holding
+    "{total}" (or any brace) reaches the message as it is."""
+    return repr(name).replace("{", "{{").replace("}", "}}")
 
 
 def message(error: type[Exception], template: str) -> MakeError:
-    """`template` may use {total}, {query} (the first offending query or group) and {value}.
-
-    Only these three placeholders are replaced, in one pass: the template quotes user column names, which
-    may hold braces (`str.format` would raise KeyError on a column named "s{x}").
-    """
+    """`template` may use {total}, {query} (the first offending query or group) and {value}; `{{` and `}}`
+    are literal braces, as `quoted` writes a user's name.  One pass, so no value is read as a template."""
 
     def make(total: int, where: str, value: object) -> Exception:
         parts = {"total": str(total), "query": where, "value": describe(value)}
-        return error(_PLACEHOLDER.sub(lambda match: parts[match.group(1)], template))
+
+        def replace(match: re.Match[str]) -> str:
+            token = match.group(0)
+            return token[0] if token in ("{{", "}}") else parts[match.group(1)]
+
+        return error(_TOKEN.sub(replace, template))
 
     return make
 
@@ -72,7 +80,7 @@ def message(error: type[Exception], template: str) -> MakeError:
 def bad_values(role: str, column: str) -> MakeError:
     return message(
         ValueError,
-        f"{role} column {column!r} has {{total}} null, NaN or infinite value(s), the first in query {{query}}.",
+        f"{role} column {quoted(column)} has {{total}} null, NaN or infinite value(s), the first in query {{query}}.",
     )
 
 

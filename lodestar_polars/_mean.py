@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
-from ._checks import DataCheck, apply_checks, describe, message
+from ._checks import DataCheck, apply_checks, describe, message, quoted
 from ._spec import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
 
 QUERIES = "__lodestar_queries"
@@ -91,7 +91,7 @@ def finish_means(
     else:
         no_query = message(ValueError, NO_QUERY_MESSAGE)
     overflow = (
-        f"the sums of weight x metric or of the weights ({weight_name!r}) overflow Float64"
+        f"the sums of weight x metric or of the weights ({quoted(weight_name)}) overflow Float64"
         if weight_name is not None
         else "the sum of the metric values overflows Float64"
     )

@@ -49,7 +49,7 @@ from collections.abc import Callable
 import polars as pl
 
 from . import _mean
-from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite
+from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite, quoted
 from ._spec import Measure, Spec
 
 _P = "__lodestar_"
@@ -406,7 +406,7 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
     if spec.uses("ndcg", "dcg"):
         checks += _gain_checks(spec, "", " (unjudged documents count as label 0)" if judged else "")
     if spec.doc:
-        doc_names = ", ".join(repr(d) for d in spec.doc)
+        doc_names = ", ".join(quoted(d) for d in spec.doc)
         null_doc = pl.any_horizontal(pl.col(d).is_null() for d in names.docs)
         checks.append(
             DataCheck(
@@ -417,7 +417,7 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
                 ),
             )
         )
-        query_names = ", ".join(repr(q) for q in spec.query)
+        query_names = ", ".join(quoted(q) for q in spec.query)
         checks.append(
             DataCheck(
                 f"{_P}duplicate_docs",
@@ -475,8 +475,8 @@ def _gain_checks(spec: Spec, source: str, note: str) -> list[DataCheck]:
 
 def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
     """Checks counted over each query's judgments, in the qrels group-by."""
-    q = ", ".join(repr(name) for name in spec.query)
-    d = ", ".join(repr(name) for name in spec.doc)
+    q = ", ".join(quoted(name) for name in spec.query)
+    d = ", ".join(quoted(name) for name in spec.doc)
     raw = pl.col(RAW_RELEVANCE)
     duplicated = pl.col(DUPLICATED)
     checks = [
@@ -503,13 +503,13 @@ def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
     ]
     if spec.uses("ndcg", "dcg"):
         # the qrels relevance column is named: the run may have a relevance column of its own
-        checks += _gain_checks(spec, f"qrels relevance column {spec.relevance.name!r}: ", "")
+        checks += _gain_checks(spec, f"qrels relevance column {quoted(spec.relevance.name)}: ", "")
     return checks
 
 
 def _final_checks(spec: Spec, names: _Names, metrics: list[str], judged: bool) -> list[DataCheck]:
     """Checks on the per-query rows."""
-    query_names = ", ".join(repr(q) for q in spec.query)
+    query_names = ", ".join(quoted(q) for q in spec.query)
     checks = [
         DataCheck(
             f"{_P}null_queries",
@@ -524,7 +524,7 @@ def _final_checks(spec: Spec, names: _Names, metrics: list[str], judged: bool) -
                 (pl.col(WEIGHT_MIN) != pl.col(WEIGHT_MAX)).cast(pl.UInt32),
                 message(
                     ValueError,
-                    f"weight column {spec.weight.name!r} differs within query {{query}}; "
+                    f"weight column {quoted(spec.weight.name)} differs within query {{query}}; "
                     "give every row of a query the same weight.",
                 ),
             )
@@ -613,7 +613,7 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     null_query = DataCheck(
         f"{_P}qrels_null_queries",
         pl.any_horizontal(pl.col(k).is_null() for k in names.query).cast(pl.UInt32),
-        message(ValueError, f"qrels query column {', '.join(repr(q) for q in spec.query)} has null values."),
+        message(ValueError, f"qrels query column {', '.join(quoted(q) for q in spec.query)} has null values."),
     )
     per_query = per_query.with_columns(null_query.aggregations())
     output = [*names.query, *_ideal_columns(spec), JUDGED_RELEVANT]
