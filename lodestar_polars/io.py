@@ -282,7 +282,7 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
     --------
     >>> import tempfile, pathlib
     >>> file = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
-    >>> _ = file.write_text("301 Q0 d1 1 2.5 bm25\n301 Q0 d2 2 1.5 bm25\n")
+    >>> _ = file.write_text("301 Q0 d1 1 2.5 bm25\\n301 Q0 d2 2 1.5 bm25\\n")
     >>> scan_trec_run(file).collect()["doc"].to_list()
     ['d1', 'd2']
 
@@ -323,7 +323,7 @@ def scan_trec_qrels(path: PathLike) -> pl.LazyFrame:
     --------
     >>> import tempfile, pathlib
     >>> file = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
-    >>> _ = file.write_text("301 0 d1 2\n301 0 d3 0\n")
+    >>> _ = file.write_text("301 0 d1 2\\n301 0 d3 0\\n")
     >>> scan_trec_qrels(file).collect()["relevance"].to_list()
     [2, 0]
 
