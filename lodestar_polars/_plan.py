@@ -67,7 +67,6 @@ RELEVANT_BEFORE = f"{_P}relevant_before"
 DUPLICATED = f"{_P}duplicated"
 ROWS = f"{_P}rows"
 RELEVANT_COUNT = f"{_P}relevant_count"
-GROUP_ID = f"{_P}group_id"
 JUDGED_RELEVANT = f"{_P}judged_relevant"
 FIRST_RELEVANT = f"{_P}first_relevant"
 FIRST_PROBABILITY = f"{_P}first_probability"
@@ -102,17 +101,18 @@ def _metric(index: int) -> str:
 
 class _Names:
     """Internal key names of a spec: all keys (by + query), the by part, the query part, the docs, and the
-    column(s) the windows and group-bys over the rows use: the key itself, or for a composite key (by
-    columns, several query columns) one integer id per key, numbered once at entry: every window and
-    group-by over several key columns would hash them all again."""
+    columns the windows and group-bys over the rows use (the keys themselves).
+
+    Numbering composite keys once into one integer id (unique + row index + join) was tried and dropped: the
+    numbering is not deterministic, and Polars may evaluate the shared input of two branches twice, so two
+    branches could number the keys differently (seen with qrels and by=)."""
 
     def __init__(self, spec: Spec) -> None:
         self.keys = [key(i) for i in range(len(spec.keys))]
         self.by = self.keys[: len(spec.by)]
         self.query = self.keys[len(spec.by) :]
         self.docs = [doc(i) for i in range(len(spec.doc))]
-        self.composite = len(self.keys) > 1
-        self.group = [GROUP_ID] if self.composite else self.keys
+        self.group = self.keys
 
 
 # --- reading the rows ---------------------------------------------------------------------------------------
@@ -346,8 +346,7 @@ def _aggregate(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, chec
     if spec.uses("ndcg") and not judged:
         extra += _ideal_terms(spec)
     counters = [expression for check in checks for expression in check.aggregations()]
-    keys = [pl.col(name).first() for name in names.keys] if names.composite else []
-    per_query = rows.group_by(names.group).agg(*keys, *per_row, *extra, *counters)
+    per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
     per_block = {name: block for name, (_, block) in terms.items() if averaged and block is not None}
     if not per_block:
         return per_query
@@ -707,9 +706,6 @@ def _flagged_per_query(
     names = _Names(spec)
     judged = qrels is not None
     rows = _run_rows(run, qrels, spec, names)
-    if names.composite:
-        ids = rows.select(names.keys).unique().with_row_index(GROUP_ID)
-        rows = rows.join(ids, on=names.keys, how="left", nulls_equal=True, maintain_order="left")
     windows = [_position(spec, names).alias(POSITION)]
     if spec.uses("ndcg") and not judged:
         windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
