@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import glob
+import importlib.util
 import json
 import math
 import os
@@ -407,7 +408,8 @@ def _evaluate_partitioned(
             metric="evaluate",
             measures=list(measures),
             partitions=args.partitions,
-            progress=sys.stderr.isatty(),
+            # a bar on a terminal, when the progress extra (tqdm) is there: a job never fails for want of it
+            progress=sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None,
             **options,
         )
         if per_query_path is not None:
