@@ -95,19 +95,13 @@ def finish_means(
         if weight_name is not None
         else "the sum of the metric values overflows Float64"
     )
+    in_group = " in group {query}" if group_keys else ""
+    # the counters are the columns computed just above, so each check's own expression is a placeholder
     checks = [
         DataCheck(_NO_QUERIES, pl.lit(0), no_query),
         DataCheck(_ZERO_WEIGHT, pl.lit(0), message(ZeroDivisionError, ZERO_WEIGHTS_MESSAGE)),
-        DataCheck(
-            _NOT_FINITE,
-            pl.lit(0),
-            message(ValueError, f"a mean is not finite{{query}}: {overflow}."),
-        ),
+        DataCheck(_NOT_FINITE, pl.lit(0), message(ValueError, f"a mean is not finite{in_group}: {overflow}.")),
     ]
-    if group_keys:
-        checks[2] = DataCheck(
-            _NOT_FINITE, pl.lit(0), message(ValueError, f"a mean is not finite in group {{query}}: {overflow}.")
-        )
     output = [*group_keys, *metrics, QUERIES, weight_sum(0), *([UNJUDGED] if with_unjudged else [])]
     checked = apply_checks(frame, describe_group(group_names), group_keys, output, checks)
     renames = [pl.col(key).alias(name) for key, name in zip(group_keys, group_names, strict=True)]

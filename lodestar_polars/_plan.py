@@ -100,8 +100,8 @@ def _metric(index: int) -> str:
 
 
 class _Names:
-    """Internal key names of a spec: all keys (by + query), the by part, the query part, the docs, and the
-    columns the windows and group-bys over the rows use (the keys themselves).
+    """Internal key names of a spec: all keys (by + query), the by part, the query part, the docs.  The
+    windows and group-bys over the rows use all the keys.
 
     Numbering composite keys once into one integer id (unique + row index + join) was tried and dropped: the
     numbering is not deterministic, and Polars may evaluate the shared input of two branches twice, so two
@@ -112,7 +112,6 @@ class _Names:
         self.by = self.keys[: len(spec.by)]
         self.query = self.keys[len(spec.by) :]
         self.docs = [doc(i) for i in range(len(spec.doc))]
-        self.group = self.keys
 
 
 # --- reading the rows ---------------------------------------------------------------------------------------
@@ -174,7 +173,7 @@ def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
 
 def _position(spec: Spec, names: _Names) -> pl.Expr:
     """1-based position by descending score, ties broken as `ties` says ("average" needs any order)."""
-    score, keys = pl.col(SCORE), names.group
+    score, keys = pl.col(SCORE), names.keys
     if spec.ties in ("average", "input"):
         # rank("ordinal") breaks ties by row order: the earlier row first
         return score.rank("ordinal", descending=True).over(keys)
@@ -199,7 +198,7 @@ def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
         ranked = pl.when(relevant).then(pl.col(SCORE)).rank("min", descending=True)
     else:
         ranked = pl.when(relevant).then(pl.col(POSITION)).rank("ordinal")
-    return (ranked.over(names.group) - 1).cast(pl.Int64)
+    return (ranked.over(names.keys) - 1).cast(pl.Int64)
 
 
 def _gain_follows_relevance(spec: Spec) -> bool:
@@ -327,7 +326,7 @@ def _rows_in_blocks_reaching_the_cutoff(rows: pl.LazyFrame, spec: Spec, names: _
     if None in cutoffs:
         return rows
     largest = max(c for c in cutoffs if c is not None)
-    score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(names.group)
+    score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(names.keys)
     return rows.filter(pl.col(SCORE) >= score_at_cutoff)
 
 
@@ -346,14 +345,14 @@ def _aggregate(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, chec
     if spec.uses("ndcg") and not judged:
         extra += _ideal_terms(spec)
     counters = [expression for check in checks for expression in check.aggregations()]
-    per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
+    per_query = rows.group_by(names.keys).agg(*per_row, *extra, *counters)
     per_block = {name: block for name, (_, block) in terms.items() if averaged and block is not None}
     if not per_block:
         return per_query
     reaching = _rows_in_blocks_reaching_the_cutoff(rows, spec, names)
-    blocks = reaching.group_by(*names.group, SCORE).agg(block.alias(name) for name, block in per_block.items())
-    block_totals = blocks.group_by(names.group).agg(_sum_blocks(name) for name in per_block)
-    return per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
+    blocks = reaching.group_by(*names.keys, SCORE).agg(block.alias(name) for name, block in per_block.items())
+    block_totals = blocks.group_by(names.keys).agg(_sum_blocks(name) for name in per_block)
+    return per_query.join(block_totals, on=names.keys, how="left", nulls_equal=True)
 
 
 # --- the data checks, each with its counter -----------------------------------------------------------------
@@ -708,9 +707,9 @@ def _flagged_per_query(
     rows = _run_rows(run, qrels, spec, names)
     windows = [_position(spec, names).alias(POSITION)]
     if spec.uses("ndcg") and not judged:
-        windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
+        windows.append(_ideal_position(spec, names.keys).alias(IDEAL_POSITION))
     if spec.doc:
-        windows.append(pl.struct(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
+        windows.append(pl.struct(names.docs).is_duplicated().over(names.keys).alias(DUPLICATED))
     rows = rows.with_columns(windows)
     derived = []
     if spec.uses("ndcg", "dcg"):  # one logarithm per row, shared by every cut-off
