@@ -99,19 +99,44 @@ def _metric(index: int) -> str:
     return f"{_P}metric_{index}"
 
 
-class _Names:
-    """Internal key names of a spec: all keys (by + query), the by part, the query part, the docs.  The
-    windows and group-bys over the rows use all the keys.
+GROUP = f"{_P}group"
+GROUP_CHECK = f"{_P}group_check"
 
-    Numbering composite keys once into one integer id (unique + row index + join) was tried and dropped: the
-    numbering is not deterministic, and Polars may evaluate the shared input of two branches twice, so two
+# key dtypes whose values are equal exactly when their hashes' inputs are (no -0.0/0.0 or NaN subtleties)
+_HASHABLE_KEYS = (pl.String, pl.Categorical, pl.Enum, pl.Boolean, pl.Date, pl.Datetime, pl.Duration, pl.Time)
+
+
+class _Names:
+    """Internal key names of a spec: all keys (by + query), the by part, the query part, the docs, and the
+    `group`: the column(s) the windows and group-bys over the rows use.
+
+    With one key column the group is that column.  With several (by= or a composite query), Polars
+    row-encodes them for every window and group-by, and with one String column it hashes the strings for
+    each: the group is then one UInt64 column, the hash of the keys (`pl.struct(keys).hash()`: a function of the values
+    only, so every branch of the plan computes the same one).  The keys ride along in the per-query
+    group-by, which also checks that no two different keys share a hash (`_hash_collision_check`).  Key
+    dtypes whose equal values may differ in bits (floats: -0.0 and 0.0) or that nest keep the plain keys.
+
+    Numbering composite keys into one integer id (unique + row index + join) was tried and dropped: that
+    numbering depends on row order, and Polars may evaluate the shared input of two branches twice, so two
     branches could number the keys differently (seen with qrels and by=)."""
 
-    def __init__(self, spec: Spec) -> None:
+    def __init__(self, spec: Spec, schema: pl.Schema) -> None:
         self.keys = [key(i) for i in range(len(spec.keys))]
         self.by = self.keys[: len(spec.by)]
         self.query = self.keys[len(spec.by) :]
         self.docs = [doc(i) for i in range(len(spec.doc))]
+        dtypes = [schema[name] for name in spec.keys]
+        self.hashed = all(_hashable(d) for d in dtypes) and (len(dtypes) > 1 or dtypes[0] == pl.String)
+        self.group = [GROUP] if self.hashed else self.keys
+
+
+def _key_hash(keys: list[str], seed: int) -> pl.Expr:
+    return pl.struct(keys).hash(seed)
+
+
+def _hashable(dtype: pl.DataType) -> bool:
+    return dtype.is_integer() or isinstance(dtype, _HASHABLE_KEYS)
 
 
 # --- reading the rows ---------------------------------------------------------------------------------------
@@ -143,6 +168,8 @@ def _run_rows(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: 
     if spec.weight is not None:
         columns.append(spec.weight.expr.cast(pl.Float64).alias(WEIGHT))
     rows = run.select(columns)
+    if names.hashed:
+        rows = rows.with_columns(_key_hash(names.keys, 0).alias(GROUP), _key_hash(names.keys, 1).alias(GROUP_CHECK))
     if rows.collect_schema()[SCORE].is_float():
         rows = rows.with_columns(pl.col(SCORE) + 0.0)  # -0.0 + 0.0 == +0.0: -0.0 ties with 0.0, as in scikit-learn
     if qrels is not None:
@@ -173,7 +200,7 @@ def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
 
 def _position(spec: Spec, names: _Names) -> pl.Expr:
     """1-based position by descending score, ties broken as `ties` says ("average" needs any order)."""
-    score, keys = pl.col(SCORE), names.keys
+    score, keys = pl.col(SCORE), names.group
     if spec.ties in ("average", "input"):
         # rank("ordinal") breaks ties by row order: the earlier row first
         return score.rank("ordinal", descending=True).over(keys)
@@ -198,7 +225,7 @@ def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
         ranked = pl.when(relevant).then(pl.col(SCORE)).rank("min", descending=True)
     else:
         ranked = pl.when(relevant).then(pl.col(POSITION)).rank("ordinal")
-    return (ranked.over(names.keys) - 1).cast(pl.Int64)
+    return (ranked.over(names.group) - 1).cast(pl.Int64)
 
 
 def _gain_follows_relevance(spec: Spec) -> bool:
@@ -326,7 +353,7 @@ def _rows_in_blocks_reaching_the_cutoff(rows: pl.LazyFrame, spec: Spec, names: _
     if None in cutoffs:
         return rows
     largest = max(c for c in cutoffs if c is not None)
-    score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(names.keys)
+    score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(names.group)
     return rows.filter(pl.col(SCORE) >= score_at_cutoff)
 
 
@@ -345,14 +372,16 @@ def _aggregate(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, chec
     if spec.uses("ndcg") and not judged:
         extra += _ideal_terms(spec)
     counters = [expression for check in checks for expression in check.aggregations()]
-    per_query = rows.group_by(names.keys).agg(*per_row, *extra, *counters)
+    if names.hashed:
+        extra += [pl.col(k).first() for k in names.keys]
+    per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
     per_block = {name: block for name, (_, block) in terms.items() if averaged and block is not None}
     if not per_block:
         return per_query
     reaching = _rows_in_blocks_reaching_the_cutoff(rows, spec, names)
-    blocks = reaching.group_by(*names.keys, SCORE).agg(block.alias(name) for name, block in per_block.items())
-    block_totals = blocks.group_by(names.keys).agg(_sum_blocks(name) for name in per_block)
-    return per_query.join(block_totals, on=names.keys, how="left", nulls_equal=True)
+    blocks = reaching.group_by(*names.group, SCORE).agg(block.alias(name) for name, block in per_block.items())
+    block_totals = blocks.group_by(names.group).agg(_sum_blocks(name) for name in per_block)
+    return per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
 
 
 # --- the data checks, each with its counter -----------------------------------------------------------------
@@ -428,6 +457,8 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
                 _first(_doc_value(names.docs), pl.col(DUPLICATED)),
             )
         )
+    if names.hashed:
+        checks.append(_hash_collision_check(spec, names))
     if spec.weight is not None:
         checks.append(
             DataCheck(
@@ -435,6 +466,23 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
             )
         )
     return checks
+
+
+def _hash_collision_check(spec: Spec, names: _Names) -> DataCheck:
+    """Two different keys with the same 64-bit hash would share one group (about G**2 / 2**65 to happen for
+    G keys: 3e-8 for a million).  Their rows would then disagree on a second, independently seeded hash of
+    the keys: counting the groups where it varies finds such a pair unless both hashes collide at once."""
+    check = pl.col(GROUP_CHECK)
+    keys = ", ".join(quoted(name) for name in spec.keys)
+    return DataCheck(
+        f"{_P}hash_collision",
+        (check.min() != check.max()).cast(pl.UInt32),
+        message(
+            RuntimeError,
+            f"two different keys ({keys}) share one 64-bit hash, near {{query}}, which this plan groups by; "
+            "evaluate with lodestar_polars.partitions.sink, which splits the keys so that they no longer meet.",
+        ),
+    )
 
 
 def _gain_checks(spec: Spec, source: str, note: str) -> list[DataCheck]:
@@ -702,14 +750,14 @@ def _flagged_per_query(
 ) -> tuple[pl.LazyFrame, _Names]:
     """Every per-query row the plan saw, checked and sorted by keys: keys, metrics (internal names), weight,
     and the SCORED (and UNJUDGED) flags."""
-    names = _Names(spec)
+    names = _Names(spec, run.collect_schema())
     judged = qrels is not None
     rows = _run_rows(run, qrels, spec, names)
     windows = [_position(spec, names).alias(POSITION)]
     if spec.uses("ndcg") and not judged:
-        windows.append(_ideal_position(spec, names.keys).alias(IDEAL_POSITION))
+        windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
     if spec.doc:
-        windows.append(pl.struct(names.docs).is_duplicated().over(names.keys).alias(DUPLICATED))
+        windows.append(pl.struct(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
     rows = rows.with_columns(windows)
     derived = []
     if spec.uses("ndcg", "dcg"):  # one logarithm per row, shared by every cut-off

@@ -322,6 +322,33 @@ def test_weights_are_one_per_group_and_query(engine: Engine) -> None:
         engine(frame.with_columns(w=pl.int_range(pl.len()).cast(pl.Float64)), "ndcg", by="model", weight="w")
 
 
+@pytest.mark.parametrize(("by", "keys"), [("model", "'model', 'query'"), (None, "'query'")])
+def test_keys_grouped_by_their_hash_detect_a_collision(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, by: str | None, keys: str
+) -> None:
+    """With several key columns, or one String column, the plan groups rows by a 64-bit hash of the keys; a
+    collision (two keys, one hash) must raise, never merge two queries.  Real collisions are too rare to meet
+    in a test, so the group hash is replaced by a constant: every key then collides."""
+    from lodestar_polars import _plan
+
+    real = _plan._key_hash
+    monkeypatch.setattr(_plan, "_key_hash", lambda keys, seed: pl.lit(7, pl.UInt64) if seed == 0 else real(keys, seed))
+    frame = two_models().drop_nulls("model")
+    with pytest.raises(RuntimeError, match=rf"two different keys \({keys}\) share one 64-bit hash"):
+        engine(frame, "ndcg", by=by)
+    monkeypatch.undo()
+    assert engine(frame, "ndcg", by=by).height == (3 if by else 2)
+
+
+def test_float_by_keys_are_grouped_without_hashing(engine: Engine) -> None:
+    """A float key is grouped by its values (a hash would tell -0.0 from 0.0), and still per group."""
+    frame = two_models().drop_nulls("model").with_columns(pl.col("locale").cast(pl.Float64))
+    by = engine(frame, "ndcg", by="locale", k=[1, None])
+    for locale in frame["locale"].unique().sort():
+        alone = engine(frame.filter(pl.col("locale") == locale), "ndcg", k=[1, None])
+        assert_frame_equal(by.filter(pl.col("locale") == locale).drop("locale"), alone)
+
+
 # --- composite keys: the same numbers as one fused key ----------------------------------------------------
 
 
