@@ -758,13 +758,15 @@ def _flagged_per_query(
         windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
     if spec.doc:
         windows.append(pl.struct(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
+    if spec.uses("ap") and spec.ties == "average":  # reads the scores only: it shares the windows' groups
+        windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     rows = rows.with_columns(windows)
     derived = []
     if spec.uses("ndcg", "dcg"):  # one logarithm per row, shared by every cut-off
         derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
     if spec.uses("ndcg") and not judged:
         derived.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
-    if spec.uses("ap"):
+    if spec.uses("ap") and spec.ties != "average":
         derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     if derived:
         rows = rows.with_columns(derived)
