@@ -2,7 +2,7 @@
 
     python benchmarks/run.py            # full size: ~10M rows per shape (about 20-30 minutes)
     python benchmarks/run.py --quick    # 1/20 scale smoke run (a few minutes)
-    python benchmarks/run.py --quick --shapes "shuffled 100k x 100" "qrels 100k x 100"
+    python benchmarks/run.py --quick --shapes "shuffled 100k x 100" "qrels 100k x 100" --no-memory
 
 Needs the bench extra (numba, psutil) plus scikit-learn; pytrec_eval-terrier, ranx, polars-ds, LightGBM and
 XGBoost are timed when they import.  Plain Python, not part of the test run.  `by=` is measured apart, by
@@ -20,7 +20,9 @@ Method
   preparation a user needs starting from the long columns (query, relevance, score; doc ids for the dict
   peers) and the evaluation call.  "seconds" is both ("with prep"), "eval s" the evaluation call alone; "x
   package" and "eval x" divide them by the package DataFrame call, which takes the frame as is (no prep).
-  What each preparation is: see PREPARATION below (it is also printed with the table).
+  What each preparation is: see PREPARATION below (it is also printed with the table).  The limit-kernel
+  verdicts divide by the kernel's evaluation call alone (grouped arrays and offsets given: the bound), the
+  scikit-learn verdicts by its time with preparation (a free reshape on grouped rows, a sort when shuffled).
 - Native anchors: LightGBM's and XGBoost's own NDCG@k on the same scores and labels (native_eval.py says how
   and what their evaluation phase includes).  Their convention is not scikit-learn's (gain 2**label - 1, ties
   by input order, 1.0 for a query without a relevant document), so they are compared with the package row
