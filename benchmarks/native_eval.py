@@ -15,6 +15,8 @@ Each library is made to evaluate the scores it is handed, with the code that fil
 Both compute `ndcg(gain="exponential", ties="input", no_relevant=1.0)` of this package (tests/test_lightgbm.py
 and tests/test_xgboost.py): gain 2**label - 1, a stable sort on the score (the earlier row first among ties), 1.0
 for a query without a relevant document.  Rows must be grouped by query (the callers sort shuffled rows first).
+`verify()` (run by run.py before timing, or `python benchmarks/native_eval.py`) checks both helpers against the
+`evals_result` of real training runs that leave the scores unchanged, on tied scores and ragged queries.
 """
 
 from __future__ import annotations
@@ -76,3 +78,44 @@ def xgboost_evaluate(matrix: Any, ks: list[int]) -> list[float]:
     line = booster.eval_set([(matrix, "data")])
     values = dict(item.removeprefix("data-").split(":") for item in line.split("\t")[1:])
     return [float(values[f"ndcg@{k}"]) for k in ks]
+
+
+def verify(seed: int = 3) -> float:
+    """Largest difference between these helpers and the `evals_result` of a real training run (one round,
+    learning rate 1e-30 for LightGBM, which refuses 0, and 0 for XGBoost: the scores stay the given ones) on
+    500 ragged queries with many tied scores.  Scores avoid 0 so that a 1e-30 tree output cannot move a tie."""
+    import lightgbm as lgb
+    import xgboost as xgb
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 60, 500)
+    rows = int(lengths.sum())
+    relevance = rng.integers(0, 5, rows).astype(np.int8)
+    score = rng.integers(3, 9, rows) / 3.0
+    features = rng.random((rows, 3))
+    ks = [1, 3, 10]
+    recorded: dict[str, dict[str, list[float]]] = {}
+    train_set = lgb.Dataset(features, relevance, group=lengths, init_score=score, params={"verbose": -1})
+    lgb.train(
+        {"objective": "lambdarank", "metric": "ndcg", "eval_at": ks, "learning_rate": 1e-30, "verbose": -1},
+        train_set, num_boost_round=1, valid_sets=[train_set], valid_names=["v"],
+        callbacks=[lgb.record_evaluation(recorded)],
+    )  # fmt: skip
+    theirs = [recorded["v"][f"ndcg@{k}"][-1] for k in ks]
+    ours = lightgbm_evaluate(lightgbm_prepare(relevance, score, lengths), ks)
+    worst = max(abs(a - b) for a, b in zip(ours, theirs, strict=True))
+    recorded = {}
+    matrix = xgb.DMatrix(features, relevance, base_margin=score, group=lengths)
+    xgb.train(
+        {"objective": "rank:ndcg", "eval_metric": [f"ndcg@{k}" for k in ks], "eta": 0.0}, matrix,
+        num_boost_round=1, evals=[(matrix, "v")], evals_result=recorded, verbose_eval=False,
+    )  # fmt: skip
+    theirs = [recorded["v"][f"ndcg@{k}"][-1] for k in ks]
+    ours = xgboost_evaluate(xgboost_prepare(relevance, score, lengths), ks)
+    return max(worst, *(abs(a - b) for a, b in zip(ours, theirs, strict=True)))
+
+
+if __name__ == "__main__":
+    difference = verify()
+    print(f"largest |helper - evals_result of a training run| = {difference:.3g}")
+    assert difference < 1e-12

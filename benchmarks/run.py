@@ -24,7 +24,8 @@ Method
   verdicts divide by the kernel's evaluation call alone (grouped arrays and offsets given: the bound), the
   scikit-learn verdicts by its time with preparation (a free reshape on grouped rows, a sort when shuffled).
 - Native anchors: LightGBM's and XGBoost's own NDCG@k on the same scores and labels (native_eval.py says how
-  and what their evaluation phase includes).  Their convention is not scikit-learn's (gain 2**label - 1, ties
+  and what their evaluation phase includes; it checks itself against a training run's `evals_result` before
+  the timings).  Their convention is not scikit-learn's (gain 2**label - 1, ties
   by input order, 1.0 for a query without a relevant document), so they are compared with the package row
   "lodestar DataFrame, native options" (gain="exponential", ties="input", no_relevant=1.0); before timing,
   their means are asserted equal to it (1e-9) on a 1/20 subset of each shape (the whole shape with --quick),
@@ -989,6 +990,12 @@ def main() -> None:
     difference = limit_kernel.verify()
     print(f"limit kernel vs scikit-learn on small tied/untied cases: max |diff| = {difference:.2g}", flush=True)
     assert difference < 1e-12
+    if not (import_error("lightgbm") or import_error("xgboost")):
+        difference = native_eval.verify()
+        print(
+            f"native helpers vs evals_result of a LightGBM and an XGBoost training run: max |diff| = {difference:.2g}"
+        )
+        assert difference < 1e-12
 
     contenders = all_contenders()
     # warm up: numba compilation, imports, Polars thread pool
