@@ -158,12 +158,13 @@ def _judged_relevance(relevance: pl.Expr) -> pl.Expr:
     return pl.when(relevance < 0).then(0.0).otherwise(relevance)
 
 
-def _run_rows(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names) -> pl.LazyFrame:
-    """The input reduced to internal columns: keys, score, relevance (and docs, weight), gain, relevant."""
+def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool) -> pl.LazyFrame:
+    """The input reduced to internal columns: keys (and the group), docs, score, weight, and the relevance
+    when the run holds it."""
     columns = [pl.col(name).alias(internal) for name, internal in zip(spec.keys, names.keys, strict=True)]
     columns += [pl.col(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
     columns.append(spec.score.expr.alias(SCORE))
-    if qrels is None:
+    if with_relevance:
         columns.append(spec.relevance.expr.alias(RELEVANCE))
     if spec.weight is not None:
         columns.append(spec.weight.expr.cast(pl.Float64).alias(WEIGHT))
@@ -172,18 +173,39 @@ def _run_rows(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: 
         rows = rows.with_columns(_key_hash(names.keys, 0).alias(GROUP), _key_hash(names.keys, 1).alias(GROUP_CHECK))
     if rows.collect_schema()[SCORE].is_float():
         rows = rows.with_columns(pl.col(SCORE) + 0.0)  # -0.0 + 0.0 == +0.0: -0.0 ties with 0.0, as in scikit-learn
-    if qrels is not None:
-        judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
-        on = [*names.query, *names.docs]
-        # keep the run's row order, which ties="input" / "reverse" read: a plain join may deal rows out of order
-        rows = rows.join(judged, on=on, how="left", maintain_order="left")
-        rows = rows.with_columns(pl.col(RELEVANCE).fill_null(0.0))
+    return rows
+
+
+def _with_judged_relevance(
+    rows: pl.LazyFrame, qrels: pl.LazyFrame, spec: Spec, names: _Names, keep_order: bool
+) -> pl.LazyFrame:
+    """Each run row gets its judged relevance (0 when unjudged)."""
+    judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
+    on = [*names.query, *names.docs]
+    # keep_order: ties="input" / "reverse" read the run's row order, and a plain join may deal rows out of order
+    rows = rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
+    return rows.with_columns(pl.col(RELEVANCE).fill_null(0.0))
+
+
+def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     derived = []
     if spec.uses("ndcg", "dcg"):
         derived.append(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
     if spec.uses("rr", "p", "r", "ap", "success"):
         derived.append((pl.col(RELEVANCE).cast(pl.Float64) > spec.threshold).alias(RELEVANT))
     return rows.with_columns(derived) if derived else rows
+
+
+def _joins_relevance_late(spec: Spec, judged: bool) -> bool:
+    """With qrels, join the relevance onto the rows that can count only, after the positions: possible when
+    the positions do not read the relevance (not optimistic / pessimistic ties) and every measure has a
+    cut-off, so that only the tie blocks reaching the largest one count.  A gain mapping without label 0
+    joins first: its check that unjudged documents (label 0) have a gain reads every run row."""
+    if not judged or spec.ties in ("optimistic", "pessimistic"):
+        return False
+    if any(m.cutoff is None for m in spec.measures):
+        return False
+    return not isinstance(spec.gain, tuple) or any(label == 0 for label, _ in spec.gain)
 
 
 def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
@@ -345,22 +367,32 @@ def _ideal_terms(spec: Spec) -> list[pl.Expr]:
     ]
 
 
-def _rows_in_blocks_reaching_the_cutoff(rows: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
-    """With finite cut-offs, a tie block starting past the largest k weighs nothing: drop its rows before
-    the (keys, score) group-by.  The blocks that reach the top k are those scoring at least the score at
-    position k (fewer than k documents: every block)."""
+def _rows_that_count(rows: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
+    """With finite cut-offs, a row past the largest k weighs nothing, and with tie averaging so does a tie
+    block starting past it: drop them.  The blocks that reach the top k are those scoring at least the score
+    at position k (fewer than k documents: every block).  Whatever ranks above a kept row is kept."""
     cutoffs = [m.cutoff for m in spec.measures]
     if None in cutoffs:
         return rows
     largest = max(c for c in cutoffs if c is not None)
+    if spec.ties != "average":
+        return rows.filter(pl.col(POSITION) <= largest)
     score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(names.group)
     return rows.filter(pl.col(SCORE) >= score_at_cutoff)
 
 
-def _aggregate(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, checks: list[DataCheck]) -> pl.LazyFrame:
+def _aggregate(
+    rows: pl.LazyFrame,
+    terms_rows: pl.LazyFrame | None,
+    spec: Spec,
+    names: _Names,
+    judged: bool,
+    checks: list[DataCheck],
+) -> pl.LazyFrame:
     """Group the rows by keys: the per-row terms and the check counters in one pass; with `ties="average"`,
     the per-block terms in a (keys, score) group-by over the blocks that reach the largest cut-off, summed
-    per query and joined on."""
+    per query and joined on.  `terms_rows`, when given, are the rows that count, with their relevance joined
+    late (`_joins_relevance_late`): the terms come from them, the counters from every row."""
     terms = _terms(spec)
     averaged = spec.ties == "average"
     per_row = [row.alias(name) for name, (row, block) in terms.items() if not (averaged and block is not None)]
@@ -374,11 +406,18 @@ def _aggregate(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, chec
     counters = [expression for check in checks for expression in check.aggregations()]
     if names.hashed:
         extra += [pl.col(k).first() for k in names.keys]
-    per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
+    if terms_rows is None:
+        per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
+        reaching = _rows_that_count(rows, spec, names) if averaged else rows
+    else:
+        per_query = rows.group_by(names.group).agg(*extra, *counters)
+        if per_row:
+            row_totals = terms_rows.group_by(names.group).agg(per_row)
+            per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
+        reaching = terms_rows
     per_block = {name: block for name, (_, block) in terms.items() if averaged and block is not None}
     if not per_block:
         return per_query
-    reaching = _rows_in_blocks_reaching_the_cutoff(rows, spec, names)
     blocks = reaching.group_by(*names.group, SCORE).agg(block.alias(name) for name, block in per_block.items())
     block_totals = blocks.group_by(names.group).agg(_sum_blocks(name) for name in per_block)
     return per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
@@ -412,8 +451,9 @@ def _doc_value(docs: list[str]) -> pl.Expr:
     return pl.col(docs[0]) if len(docs) == 1 else pl.struct(docs)
 
 
-def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> list[DataCheck]:
-    """Checks counted over each query's rows, in the per-query group-by."""
+def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool, late: bool) -> list[DataCheck]:
+    """Checks counted over each query's rows, in the per-query group-by.  With the relevance joined late, the
+    rows hold no relevance: their labels are the judgments' (checked with them) or 0, which has a gain."""
     checks = [DataCheck(f"{_P}bad_score", non_finite(SCORE, schema[SCORE]).sum(), bad_values("score", spec.score.name))]
     if not judged:
         relevance = spec.relevance.name
@@ -430,7 +470,7 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
                     message(ValueError, "ndcg_score should not be used on negative y_true values."),
                 )
             )
-    if spec.uses("ndcg", "dcg"):
+    if spec.uses("ndcg", "dcg") and not late:
         checks += _gain_checks(spec, "", " (unjudged documents count as label 0)" if judged else "")
     if spec.doc:
         doc_names = ", ".join(quoted(d) for d in spec.doc)
@@ -642,7 +682,7 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     """Per query of the qrels: the ideal DCG from all judged documents (retrieved or not, as trec_eval), the
     number of relevant judged documents, checked."""
     rows = _qrels_rows(qrels, spec, names)
-    windows = [pl.struct(names.docs).is_duplicated().over(names.query).alias(DUPLICATED)]
+    windows = [_doc_value(names.docs).is_duplicated().over(names.query).alias(DUPLICATED)]
     if spec.uses("ndcg", "dcg"):
         rows = rows.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
     if spec.uses("ndcg"):
@@ -745,6 +785,19 @@ def _first_relevant_lists(spec: Spec) -> list[pl.Expr]:
     return [probability.alias(FIRST_PROBABILITY), (probability / (start + offsets)).alias(FIRST_RECIPROCAL)]
 
 
+def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, ap_average: bool) -> pl.LazyFrame:
+    """The per-row columns the terms read: discounts, and for AP the relevant rows ranked above (with tie
+    averaging already among the windows, unless `ap_average`)."""
+    derived = []
+    if spec.uses("ndcg", "dcg"):  # one logarithm per row, shared by every cut-off
+        derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
+    if spec.uses("ndcg") and not judged:
+        derived.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
+    if spec.uses("ap") and (spec.ties != "average" or ap_average):
+        derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
+    return rows.with_columns(derived) if derived else rows
+
+
 def _flagged_per_query(
     run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, groups: pl.LazyFrame | None = None
 ) -> tuple[pl.LazyFrame, _Names]:
@@ -752,26 +805,28 @@ def _flagged_per_query(
     and the SCORED (and UNJUDGED) flags."""
     names = _Names(spec, run.collect_schema())
     judged = qrels is not None
-    rows = _run_rows(run, qrels, spec, names)
+    late = _joins_relevance_late(spec, judged)
+    rows = _run_rows(run, spec, names, with_relevance=not judged)
+    if qrels is not None and not late:
+        rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
+    if not late:
+        rows = _with_gain_and_relevant(rows, spec)
     windows = [_position(spec, names).alias(POSITION)]
     if spec.uses("ndcg") and not judged:
         windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
     if spec.doc:
-        windows.append(pl.struct(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
-    if spec.uses("ap") and spec.ties == "average":  # reads the scores only: it shares the windows' groups
+        windows.append(_doc_value(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
+    if spec.uses("ap") and spec.ties == "average" and not late:  # reads the scores only: shares the groups
         windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     rows = rows.with_columns(windows)
-    derived = []
-    if spec.uses("ndcg", "dcg"):  # one logarithm per row, shared by every cut-off
-        derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
-    if spec.uses("ndcg") and not judged:
-        derived.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
-    if spec.uses("ap") and spec.ties != "average":
-        derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
-    if derived:
-        rows = rows.with_columns(derived)
-    checks = _row_checks(spec, rows.collect_schema(), names, judged)
-    per_query = _aggregate(rows, spec, names, judged, checks)
+    terms_rows = None
+    if qrels is not None and late:
+        terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
+        terms_rows = _with_term_columns(_with_gain_and_relevant(terms_rows, spec), spec, names, judged, ap_average=True)
+    else:
+        rows = _with_term_columns(rows, spec, names, judged, ap_average=False)
+    checks = _row_checks(spec, rows.collect_schema(), names, judged, late)
+    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
     if qrels is not None:
         per_query = _join_judgments(per_query, _judgments(qrels, spec, names), spec, names, groups)
     metrics = [_metric(i) for i in range(len(spec.measures))]

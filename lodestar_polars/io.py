@@ -16,6 +16,7 @@ naming the file and its 1-based line number when the frame is collected.
 from __future__ import annotations
 
 import gzip
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -189,6 +190,28 @@ def _first_malformed_line(lines: pl.LazyFrame, fmt: _Format) -> tuple[int, str] 
     return int(number), str(text)
 
 
+def _first_malformed_line_of_file(path: str, fmt: _Format, lines_per_chunk: int = 1 << 20) -> tuple[int, str] | None:
+    """`_first_malformed_line` over the whole file, read in chunks of lines from Python, each parsed by
+    Polars in memory.  Called from a callback of a running plan, where a second streaming scan of the file
+    can deadlock the engine (seen when two branches of the plan read the run)."""
+    before = 0
+    raw = _raw_lines(path)
+    while chunk := list(itertools.islice(raw, lines_per_chunk)):
+        for offset, line in enumerate(chunk):  # the lines before a non-UTF-8 one are all Polars can scan
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                found = _first_malformed_line(_scan_lines(b"".join(chunk[:offset])), fmt) if offset else None
+                if found is None:
+                    raise ValueError(_describe_non_utf8(fmt, path, before + offset + 1, line, error.start)) from None
+                return before + found[0], found[1]
+        found = _first_malformed_line(_scan_lines(b"".join(chunk)), fmt)
+        if found is not None:
+            return before + found[0], found[1]
+        before += len(chunk)
+    return None
+
+
 def _describe(fmt: _Format, path: str, line_number: int, line: str) -> str:
     fields = re.findall(_FIELD_PATTERN, line)
     where = f"{path}, line {line_number}"
@@ -229,7 +252,7 @@ def _checker(path: str, fmt: _Format, output: Sequence[str]) -> Callable[[pl.Dat
     def check_batch(frame: pl.DataFrame) -> pl.DataFrame:
         if frame.select((pl.col(_PROBLEM) > 0).any()).item():
             # a batch may start mid-file: look the first malformed line of the whole file up again
-            found = _first_malformed_line(_lines(path, fmt), fmt)
+            found = _first_malformed_line_of_file(path, fmt)
             if found is None:  # pragma: no cover - the batch showed one
                 msg = f"a malformed line of {path} was not found again"
                 raise RuntimeError(msg)

@@ -549,3 +549,20 @@ class TestQrelsErrors:
         run = pl.LazyFrame({"query": ["1"], "doc": [7], "score": [1.0]})
         with pytest.raises(pl.exceptions.SchemaError, match=r"doc column 'doc'"):
             rank_metrics(run).ndcg(doc="doc", qrels=scan_trec_qrels(qrels))
+
+
+@pytest.mark.parametrize("lines_per_chunk", [1, 2, 3, 100])
+def test_the_first_malformed_line_is_found_again_across_chunks(tmp_path: Path, lines_per_chunk: int) -> None:
+    """The error path of a running plan reads the file again in chunks of lines (never a second streaming
+    scan, which can deadlock the plan): line numbers carry over chunks, and a non-UTF-8 line after the
+    malformed one does not hide it (hand-made files: line 3 is malformed, line 5 is not UTF-8)."""
+    from lodestar_polars import io as trec_io
+
+    malformed_first = tmp_path / "a.txt"
+    malformed_first.write_bytes(b"q 0 a 1\nq 0 b 2\nq 0 c x\nq 0 d 1\nq 0 \xff 1\n")
+    found = trec_io._first_malformed_line_of_file(str(malformed_first), trec_io._QRELS, lines_per_chunk)
+    assert found == (3, "q 0 c x")
+    not_utf8_first = tmp_path / "b.txt"
+    not_utf8_first.write_bytes(b"q 0 a 1\nq 0 b 2\nq 0 \xff 1\nq 0 c x\n")
+    with pytest.raises(ValueError, match=r"line 3\): not UTF-8 text \(byte 0xff at byte 5 of the line\)"):
+        trec_io._first_malformed_line_of_file(str(not_utf8_first), trec_io._QRELS, lines_per_chunk)
