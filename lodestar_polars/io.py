@@ -16,7 +16,6 @@ naming the file and its 1-based line number when the frame is collected.
 from __future__ import annotations
 
 import gzip
-import itertools
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -117,16 +116,13 @@ def _raw_lines(path: str) -> Iterator[bytes]:
         yield from handle
 
 
-def _first_non_utf8_line(path: str) -> tuple[int, bytes, bytes, int] | None:
-    """The first line that is not UTF-8: (its number, the lines before it, the line, the offset of the bad byte)."""
-    before: list[bytes] = []
-    for number, line in enumerate(_raw_lines(path), start=1):
+def _has_non_utf8_line(path: str) -> bool:
+    for line in _raw_lines(path):
         try:
             line.decode("utf-8")
-        except UnicodeDecodeError as error:
-            return number, b"".join(before), line, error.start
-        before.append(line)
-    return None
+        except UnicodeDecodeError:
+            return True
+    return False
 
 
 def _lines(path: str, fmt: _Format) -> pl.LazyFrame:
@@ -150,14 +146,13 @@ def _lines(path: str, fmt: _Format) -> pl.LazyFrame:
         try:
             yield from lines.collect_batches(chunk_size=batch_size, engine="streaming")
         except pl.exceptions.ComputeError:
-            found = _first_non_utf8_line(path)
-            if found is None:
+            if not _has_non_utf8_line(path):
                 raise  # not an encoding problem: Polars' own error
-            number, before, line, offset = found
-            earlier = _first_malformed_line(_scan_lines(before), fmt) if before else None
-            if earlier is not None:
-                raise ValueError(_describe(fmt, path, *earlier)) from None
-            raise ValueError(_describe_non_utf8(fmt, path, number, line, offset)) from None
+            # raises for the non-UTF-8 line, unless a malformed line comes before it
+            malformed = _first_malformed_line_of_file(path, fmt)
+            if malformed is None:  # pragma: no cover - the non-UTF-8 line raised
+                raise
+            raise ValueError(_describe(fmt, path, *malformed)) from None
 
     schema = {_LINE_NUMBER: pl.UInt32(), _LINE: pl.String()}
     return register_io_source(source, schema=schema, explain_name=f"TREC {fmt.kind} lines")
@@ -180,35 +175,41 @@ def _parsed(lines: pl.LazyFrame, fmt: _Format) -> pl.LazyFrame:
     )
 
 
-def _first_malformed_line(lines: pl.LazyFrame, fmt: _Format) -> tuple[int, str] | None:
-    """Line number and text of the first malformed line among `lines`, or None (on the error path only)."""
-    parsed = _parsed(lines, fmt).filter(pl.col(_PROBLEM) > 0).select(pl.col(_LINE_NUMBER).min())
-    number = parsed.collect(engine="in-memory").item()
-    if number is None:
-        return None
-    text = lines.filter(pl.col(_LINE_NUMBER) == number).select(_LINE).collect(engine="in-memory").item()
-    return int(number), str(text)
+# spellings every reader parses alike; any other field is judged by Polars' own cast (on the error path only)
+_PLAIN_INTEGER = re.compile(r"-?[0-9]{1,18}")  # 18 digits fit Int64
+_PLAIN_DECIMAL = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
-def _first_malformed_line_of_file(path: str, fmt: _Format, lines_per_chunk: int = 1 << 20) -> tuple[int, str] | None:
-    """`_first_malformed_line` over the whole file, read in chunks of lines from Python, each parsed by
-    Polars in memory.  Called from a callback of a running plan, where a second streaming scan of the file
-    can deadlock the engine (seen when two branches of the plan read the run)."""
-    before = 0
-    raw = _raw_lines(path)
-    while chunk := list(itertools.islice(raw, lines_per_chunk)):
-        for offset, line in enumerate(chunk):  # the lines before a non-UTF-8 one are all Polars can scan
-            try:
-                line.decode("utf-8")
-            except UnicodeDecodeError as error:
-                found = _first_malformed_line(_scan_lines(b"".join(chunk[:offset])), fmt) if offset else None
-                if found is None:
-                    raise ValueError(_describe_non_utf8(fmt, path, before + offset + 1, line, error.start)) from None
-                return before + found[0], found[1]
-        found = _first_malformed_line(_scan_lines(b"".join(chunk)), fmt)
-        if found is not None:
-            return before + found[0], found[1]
-        before += len(chunk)
+def _field_parses(text: str, dtype: pl.DataType) -> bool:
+    plain = _PLAIN_INTEGER if dtype.is_integer() else _PLAIN_DECIMAL
+    if plain.fullmatch(text):
+        return True
+    return not pl.Series([text]).cast(dtype, strict=False).is_null().item()
+
+
+def _is_malformed(fields: list[str], fmt: _Format) -> bool:
+    """The Python twin of `_problem`: a wrong field count, or a numeric field that does not parse."""
+    if len(fields) < fmt.min_fields or (fmt.max_fields is not None and len(fields) > fmt.max_fields):
+        return True
+    return any(
+        field.description is not None and not _field_parses(fields[field.position], field.dtype) for field in fmt.fields
+    )
+
+
+def _first_malformed_line_of_file(path: str, fmt: _Format) -> tuple[int, str] | None:
+    """Line number and text of the first malformed line of the file, or None; a non-UTF-8 line before any
+    malformed one raises its own error.  Read in Python, line by line up to that line: this runs inside a
+    callback of a running plan (only when a batch showed a bad line), where starting another Polars query
+    can deadlock the engine's threads."""
+    for number, raw in enumerate(_raw_lines(path), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(_describe_non_utf8(fmt, path, number, raw, error.start)) from None
+        text = line.removesuffix("\n").removesuffix("\r")  # as Polars' line scan strips LF and CRLF
+        fields = re.findall(_FIELD_PATTERN, text)
+        if fields and _is_malformed(fields, fmt):
+            return number, text
     return None
 
 

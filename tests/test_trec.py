@@ -551,18 +551,21 @@ class TestQrelsErrors:
             rank_metrics(run).ndcg(doc="doc", qrels=scan_trec_qrels(qrels))
 
 
-@pytest.mark.parametrize("lines_per_chunk", [1, 2, 3, 100])
-def test_the_first_malformed_line_is_found_again_across_chunks(tmp_path: Path, lines_per_chunk: int) -> None:
-    """The error path of a running plan reads the file again in chunks of lines (never a second streaming
-    scan, which can deadlock the plan): line numbers carry over chunks, and a non-UTF-8 line after the
-    malformed one does not hide it (hand-made files: line 3 is malformed, line 5 is not UTF-8)."""
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+def test_the_first_malformed_line_is_found_again_from_python(tmp_path: Path, ending: bytes) -> None:
+    """The error path of a running plan reads the file again in Python (never a second Polars query, which
+    can deadlock the plan's threads): the first malformed line, or a non-UTF-8 line before it (hand-made
+    files: line 4 is malformed, line 6 is not UTF-8, line 2 is blank; then the reverse)."""
     from lodestar_polars import io as trec_io
 
+    lines = [b"q 0 a 1", b"", b"q 0 b +2", b"q 0 c x", b"q 0 d 1", b"q 0 \xff 1"]
     malformed_first = tmp_path / "a.txt"
-    malformed_first.write_bytes(b"q 0 a 1\nq 0 b 2\nq 0 c x\nq 0 d 1\nq 0 \xff 1\n")
-    found = trec_io._first_malformed_line_of_file(str(malformed_first), trec_io._QRELS, lines_per_chunk)
-    assert found == (3, "q 0 c x")
+    malformed_first.write_bytes(ending.join(lines) + ending)
+    assert trec_io._first_malformed_line_of_file(str(malformed_first), trec_io._QRELS) == (4, "q 0 c x")
     not_utf8_first = tmp_path / "b.txt"
-    not_utf8_first.write_bytes(b"q 0 a 1\nq 0 b 2\nq 0 \xff 1\nq 0 c x\n")
-    with pytest.raises(ValueError, match=r"line 3\): not UTF-8 text \(byte 0xff at byte 5 of the line\)"):
-        trec_io._first_malformed_line_of_file(str(not_utf8_first), trec_io._QRELS, lines_per_chunk)
+    not_utf8_first.write_bytes(ending.join([*lines[:3], lines[5], lines[3]]) + ending)
+    with pytest.raises(ValueError, match=r"line 4\): not UTF-8 text \(byte 0xff at byte 5 of the line\)"):
+        trec_io._first_malformed_line_of_file(str(not_utf8_first), trec_io._QRELS)
+    clean = tmp_path / "c.txt"
+    clean.write_bytes(ending.join([*lines[:3], b"q 0 e 13"]) + ending)
+    assert trec_io._first_malformed_line_of_file(str(clean), trec_io._QRELS) is None
