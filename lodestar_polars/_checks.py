@@ -122,7 +122,8 @@ def apply_checks(
                 first = frame.row(0, named=True)
                 total, keys, value = (first[f"__lodestar_check_{index}_{part}"] for part in ("total", "where", "value"))
                 raise check.make_error(int(total), where(keys or {}), value)
-        return frame.select(output_columns)
+        # a plain constructor, not frame.select: no Polars query starts inside the running plan's callback
+        return pl.DataFrame([frame.get_column(name) for name in output_columns])
 
     # a frame-level map (not an expression UDF): streamed batch by batch, and the exception reaches the
     # caller as raised, without Polars' expression context appended to its message
