@@ -35,6 +35,12 @@ How the measures are computed, for a query of n rows:
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
 
+With judgments (qrels), each run row gets its judged level by a join on (query, doc); when every measure has
+a cut-off and the positions do not read the relevance, the join comes after the positions and takes only
+the rows that can count (those within the largest cut-off, or in tie blocks reaching it), while the counts
+and checks still read every row.  Several key columns, or one String key, are grouped by one hash of the
+keys (`_Names`).
+
 Every step is a window over the keys, a group-by, a join or an elementwise expression, so the plan runs
 natively in the streaming engine.  The data checks ride along in the group-bys; `_checks.apply_checks`
 turns them into errors.
