@@ -130,6 +130,8 @@ BY_OPTIONS: dict[str, dict[str, Any]] = {
         "ties": "input",
         "k": [3, 10],
     },
+    # every measure cut off (evaluate's list apart): the judgments are joined after the positions
+    "qrels joined late, tie averaging": {"by": "system", "doc": "doc", "qrels": QRELS, "k": [5, 10]},
 }
 
 
