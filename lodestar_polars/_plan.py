@@ -525,8 +525,9 @@ def _hash_collision_check(spec: Spec, names: _Names) -> DataCheck:
         (check.min() != check.max()).cast(pl.UInt32),
         message(
             RuntimeError,
-            f"two different keys ({keys}) share one 64-bit hash, near {{query}}, which this plan groups by; "
-            "evaluate with lodestar_polars.partitions.sink, which splits the keys so that they no longer meet.",
+            f"two different keys ({keys}) share one 64-bit hash, near {{query}}, which this plan groups by: a "
+            "hash collision, not a data error; cast a key column to another dtype (the query ids to String, "
+            "say), which changes the hash.",
         ),
     )
 
