@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -32,6 +31,7 @@ import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import rank_metrics
 from lodestar_polars.io import scan_trec_qrels, scan_trec_run
 from tests import measures_reference as ref
+from tests.cases import Qrels, Run, ranx_values, run_and_qrels, tie_free_case
 
 EXACT = 1e-12
 PRINTED = 5e-5  # trec_eval prints 4 decimals
@@ -40,9 +40,6 @@ DETERMINISTIC = list(ref.DETERMINISTIC_TIE_MODES)
 BINARY = ["precision", "recall", "average_precision", "success", "reciprocal_rank"]
 WITH_NO_RELEVANT = {"recall", "average_precision", "ndcg"}
 WITH_THRESHOLD = set(BINARY)
-
-Run = dict[str, dict[str, float]]
-Qrels = dict[str, dict[str, int]]
 
 
 def column(method: str, k: int | None) -> str:
@@ -396,33 +393,9 @@ def assert_per_query_equal(
             )
 
 
-TREC_DOC_IDS = ["D1", "D10", "D2", "D9", "d1", "a", "B", "b-3", "b_3", "Z", "x10", "x9"]
-
-
-@st.composite
-def run_and_qrels(draw: st.DrawFn) -> tuple[Run, Qrels]:
-    """1-5 queries: levels -3..3, unjudged retrieved docs, judged docs not retrieved, judged queries missing
-    from the run, run queries without judgments, tied scores.  Every judged query keeps one judgment >= 0:
-    pytrec_eval-terrier 0.5.11 can hang or crash after a query whose judgments are all negative."""
-    run: Run = {}
-    qrels: Qrels = {}
-    for q in range(draw(st.integers(1, 5))):
-        query = f"Q{q}"
-        in_run, judged = draw(st.sampled_from([(True, True), (True, True), (True, False), (False, True)]))
-        if in_run:
-            docs = draw(st.lists(st.sampled_from(TREC_DOC_IDS), min_size=1, max_size=12, unique=True))
-            run[query] = {d: draw(st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, -1.0])) for d in docs}
-        if judged:
-            docs = draw(st.lists(st.sampled_from(TREC_DOC_IDS), min_size=1, max_size=10, unique=True))
-            qrels[query] = {d: draw(st.integers(-3, 3)) for d in docs}
-            if max(qrels[query].values()) < 0:
-                qrels[query][docs[0]] = draw(st.integers(0, 3))
-    return run, qrels
-
-
 class TestQrelsAgainstPytrecEval:
     @SETTINGS
-    @given(case=run_and_qrels())
+    @given(case=run_and_qrels(max_run_docs=12))
     def test_random_runs_with_ties(self, case: tuple[Run, Qrels]) -> None:
         run, qrels = case
         expected = pytrec_values(qrels, run, RANDOM_CUTOFFS)
@@ -430,7 +403,7 @@ class TestQrelsAgainstPytrecEval:
         assert_per_query_equal(ours, expected, RANDOM_CUTOFFS, EXACT)
 
     @SETTINGS
-    @given(case=run_and_qrels())
+    @given(case=run_and_qrels(max_run_docs=12))
     def test_missing_queries_zero_fills_judged_queries_missing_from_the_run(self, case: tuple[Run, Qrels]) -> None:
         run, qrels = case
         expected = pytrec_values(qrels, run, RANDOM_CUTOFFS)
@@ -455,7 +428,7 @@ class TestQrelsAgainstPytrecEval:
                 assert mean[column(method, k)].item() == pytest.approx(value, abs=EXACT)
 
     @SETTINGS
-    @given(case=run_and_qrels(), threshold=st.sampled_from([1, 2]))
+    @given(case=run_and_qrels(max_run_docs=12), threshold=st.sampled_from([1, 2]))
     def test_threshold_is_trec_evals_relevance_level(self, case: tuple[Run, Qrels], threshold: int) -> None:
         """threshold=t with integer levels: relevant means level >= t + 1, trec_eval's `-l t+1`."""
         run, qrels = case
@@ -578,26 +551,9 @@ class TestSharedTrecData:
 RANX_CUTOFFS = [1, 3, 5, 10, 50]
 
 
-def tie_free_case(seed: int) -> tuple[Run, Qrels]:
-    """Tie-free runs, the same queries judged; judged-but-unretrieved docs; some queries without relevant."""
-    rng = np.random.default_rng(seed)
-    run: Run = {}
-    qrels: Qrels = {}
-    for q in range(12):
-        docs = [f"d{i}" for i in rng.permutation(40)[: rng.integers(1, 30)]]
-        scores = rng.permutation(len(docs)) / 7.0
-        run[f"q{q:02d}"] = {d: float(s) for d, s in zip(docs, scores, strict=True)}
-        pool = docs + [f"x{i}" for i in range(5)]
-        judged = rng.choice(pool, size=min(len(pool), int(rng.integers(1, 10))), replace=False)
-        levels = rng.integers(0 if q % 4 else 1, 4, len(judged))
-        qrels[f"q{q:02d}"] = {str(d): int(level) for d, level in zip(judged, levels, strict=True)}
-    return run, qrels
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_ranx_on_tie_free_runs(seed: int) -> None:
     """ranx precision@k, recall@k, map@k (divides by R, as trec_eval's map_cut_k), hit_rate@k, map, precision."""
-    ranx = pytest.importorskip("ranx", reason="ranx is a test dependency (pip install '.[test]')")
     run, qrels = tie_free_case(seed)
     pairs = {"precision": "precision", "average_precision": "map"}
     for k in RANX_CUTOFFS:
@@ -607,11 +563,7 @@ def test_ranx_on_tie_free_runs(seed: int) -> None:
             f"average_precision@{k}": f"map@{k}",
             f"success@{k}": f"hit_rate@{k}",
         }
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba type-safety warnings inside ranx
-        ranx_run = ranx.Run(run)
-        scores = ranx.evaluate(ranx.Qrels(qrels), ranx_run, list(pairs.values()), return_mean=False)
-    expected = {q: {name: float(scores[name][i]) for name in scores} for i, q in enumerate(ranx_run.keys())}
+    expected = ranx_values(run, qrels, list(pairs.values()))
     frame, judgments = run_frame(run), qrels_frame(qrels)
     ks: list[int | None] = [None, *RANX_CUTOFFS]
     for method in ("precision", "recall", "average_precision", "success"):

@@ -21,7 +21,6 @@ Facts found by running ranx 0.3.21 (and reading `ranx/metrics/*.py`), written do
 from __future__ import annotations
 
 import itertools
-import warnings
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -32,12 +31,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests import measures_reference as ref
+from tests.cases import Qrels, Run, ranx_values, run_and_qrels, tie_free_case
 
 EXACT = 1e-12
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-Run = dict[str, dict[str, float]]
-Qrels = dict[str, dict[str, int]]
 
 # --------------------------------------------------------------------------------------------------------
 # hand-derived values
@@ -214,30 +212,7 @@ def test_tie_averaged_dcg_is_scikit_learns() -> None:
 # --------------------------------------------------------------------------------------------------------
 # against pytrec_eval (trec_eval) on random runs with ties broken by docno
 
-DOC_IDS = ["D1", "D10", "D2", "D9", "d1", "a", "B", "b-3", "b_3", "Z", "x10", "x9"]
-SCORES = [0.0, 0.25, 0.5, 1.0, 1.5, -1.0]
 CUTOFFS = [1, 2, 3, 5, 10, 15]
-
-
-@st.composite
-def run_and_qrels(draw: st.DrawFn) -> tuple[Run, Qrels]:
-    """1-5 queries: levels -3..3, unjudged retrieved docs, judged docs not retrieved, judged queries missing
-    from the run, run queries without judgments, tied scores.  Every judged query keeps one judgment >= 0:
-    pytrec_eval-terrier 0.5.11 can hang or crash after a query whose judgments are all negative."""
-    run: Run = {}
-    qrels: Qrels = {}
-    for q in range(draw(st.integers(1, 5))):
-        query = f"Q{q}"
-        in_run, judged = draw(st.sampled_from([(True, True), (True, True), (True, False), (False, True)]))
-        if in_run:
-            docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=12, unique=True))
-            run[query] = {d: draw(st.sampled_from(SCORES)) for d in docs}
-        if judged:
-            docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=10, unique=True))
-            qrels[query] = {d: draw(st.integers(-3, 3)) for d in docs}
-            if max(qrels[query].values()) < 0:
-                qrels[query][docs[0]] = draw(st.integers(0, 3))
-    return run, qrels
 
 
 def trec_eval_measures(cutoffs: Sequence[int]) -> set[str]:
@@ -303,35 +278,6 @@ def test_reference_is_pytrec_eval_on_a_tie_free_run() -> None:
 # against ranx on tie-free runs
 
 RANX_CUTOFFS = [1, 3, 5, 10, 50]
-
-
-def ranx_values(run: Run, qrels: Qrels, metrics: list[str]) -> dict[str, dict[str, float]]:
-    ranx = pytest.importorskip("ranx", reason="ranx is a test dependency (pip install '.[test]')")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba type-safety warnings inside ranx
-        ranx_run = ranx.Run(run)
-        scores = ranx.evaluate(ranx.Qrels(qrels), ranx_run, metrics, return_mean=False)
-    if not isinstance(scores, dict):  # one metric: ranx returns the bare array
-        scores = {metrics[0]: scores}
-    return {
-        query: {name: float(values[i]) for name, values in scores.items()} for i, query in enumerate(ranx_run.keys())
-    }
-
-
-def tie_free_case(seed: int) -> tuple[Run, Qrels]:
-    """Tie-free runs, the same queries judged (every 4th query has a relevant document; others may not)."""
-    rng = np.random.default_rng(seed)
-    run: Run = {}
-    qrels: Qrels = {}
-    for q in range(12):
-        docs = [f"d{i}" for i in rng.permutation(40)[: rng.integers(1, 30)]]
-        scores = rng.permutation(len(docs)) / 7.0
-        run[f"q{q}"] = {d: float(s) for d, s in zip(docs, scores, strict=True)}
-        pool = docs + [f"x{i}" for i in range(5)]
-        judged = rng.choice(pool, size=min(len(pool), int(rng.integers(1, 10))), replace=False)
-        levels = rng.integers(0 if q % 4 else 1, 4, len(judged))
-        qrels[f"q{q}"] = {str(d): int(level) for d, level in zip(judged, levels, strict=True)}
-    return run, qrels
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -12,19 +12,16 @@ import polars as pl
 import pytest
 import pytrec_eval
 from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import rank_metrics
 from lodestar_polars.io import scan_trec_qrels, scan_trec_run
+from tests.cases import Qrels, Run, run_and_qrels
 
 TREC_CUTOFFS = [5, 10, 15, 20, 30, 100, 200, 500, 1000]
 ALL_CUTOFFS: list[int | None] = [None, *TREC_CUTOFFS]
 PRINTED = 5e-5  # trec_eval prints 4 decimals
 EXACT = 1e-12
-
-Run = dict[str, dict[str, float]]
-Qrels = dict[str, dict[str, int]]
 
 
 def trec_name(cutoff: int | None) -> str:
@@ -193,32 +190,6 @@ def test_robust03_matches_pytrec_eval(shared_data: Path, engine: str) -> None:
 # random runs and judgments against pytrec_eval (no shared data needed)
 
 # doc ids whose byte order differs from their "natural" order: trec_eval compares them with strcmp
-DOC_IDS = ["D1", "D10", "D2", "D9", "d1", "a", "B", "b-3", "b_3", "Z", "x10", "x9"]
-SCORES = [0.0, 0.25, 0.5, 1.0, 1.5, -1.0]
-
-
-@st.composite
-def run_and_qrels(draw: st.DrawFn) -> tuple[Run, Qrels]:
-    """A run and judgments over 1-5 queries: levels -3..3, unjudged retrieved docs, judged docs not
-    retrieved, judged queries missing from the run, run queries without judgments, tied scores.
-
-    Every judged query keeps one judgment >= 0: pytrec_eval-terrier 0.5.11 hangs or segfaults, some
-    evaluations later, after qrels where a query's judgments are all negative (`PYTREC_EVAL_CRASHES`).
-    `test_all_negative_judgments` covers those queries."""
-    run: Run = {}
-    qrels: Qrels = {}
-    for q in range(draw(st.integers(1, 5))):
-        query = f"Q{q}"
-        in_run, judged = draw(st.sampled_from([(True, True), (True, True), (True, False), (False, True)]))
-        if in_run:
-            docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=10, unique=True))
-            run[query] = {d: draw(st.sampled_from(SCORES)) for d in docs}
-        if judged:
-            docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=10, unique=True))
-            qrels[query] = {d: draw(st.integers(-3, 3)) for d in docs}
-            if max(qrels[query].values()) < 0:
-                qrels[query][docs[0]] = draw(st.integers(0, 3))
-    return run, qrels
 
 
 RANDOM_CUTOFFS = [1, 2, 3, 5, 10]

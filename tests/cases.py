@@ -1,0 +1,71 @@
+"""Random runs and judgments shared by the tests that compare the package with trec_eval and ranx."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+Run = dict[str, dict[str, float]]
+Qrels = dict[str, dict[str, int]]
+
+# doc ids whose string order differs from any numeric or case-folded order (trec_eval sorts docnos as strings)
+DOC_IDS = ["D1", "D10", "D2", "D9", "d1", "a", "B", "b-3", "b_3", "Z", "x10", "x9"]
+SCORES = [0.0, 0.25, 0.5, 1.0, 1.5, -1.0]
+
+
+@st.composite
+def run_and_qrels(draw: st.DrawFn, max_run_docs: int = 10) -> tuple[Run, Qrels]:
+    """A run and judgments over 1-5 queries: levels -3..3, unjudged retrieved docs, judged docs not
+    retrieved, judged queries missing from the run, run queries without judgments, tied scores.
+
+    Every judged query keeps one judgment >= 0: pytrec_eval-terrier 0.5.11 hangs or segfaults, some
+    evaluations later, after qrels where a query's judgments are all negative (the tests of all-negative
+    judgments build those queries themselves)."""
+    run: Run = {}
+    qrels: Qrels = {}
+    for q in range(draw(st.integers(1, 5))):
+        query = f"Q{q}"
+        in_run, judged = draw(st.sampled_from([(True, True), (True, True), (True, False), (False, True)]))
+        if in_run:
+            docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=max_run_docs, unique=True))
+            run[query] = {d: draw(st.sampled_from(SCORES)) for d in docs}
+        if judged:
+            docs = draw(st.lists(st.sampled_from(DOC_IDS), min_size=1, max_size=10, unique=True))
+            qrels[query] = {d: draw(st.integers(-3, 3)) for d in docs}
+            if max(qrels[query].values()) < 0:
+                qrels[query][docs[0]] = draw(st.integers(0, 3))
+    return run, qrels
+
+
+def tie_free_case(seed: int) -> tuple[Run, Qrels]:
+    """Tie-free runs over 12 queries, the same queries judged; judged-but-unretrieved docs; every 4th query
+    has a relevant document, the others may have none."""
+    rng = np.random.default_rng(seed)
+    run: Run = {}
+    qrels: Qrels = {}
+    for q in range(12):
+        docs = [f"d{i}" for i in rng.permutation(40)[: rng.integers(1, 30)]]
+        scores = rng.permutation(len(docs)) / 7.0
+        run[f"q{q:02d}"] = {d: float(s) for d, s in zip(docs, scores, strict=True)}
+        pool = docs + [f"x{i}" for i in range(5)]
+        judged = rng.choice(pool, size=min(len(pool), int(rng.integers(1, 10))), replace=False)
+        levels = rng.integers(0 if q % 4 else 1, 4, len(judged))
+        qrels[f"q{q:02d}"] = {str(d): int(level) for d, level in zip(judged, levels, strict=True)}
+    return run, qrels
+
+
+def ranx_values(run: Run, qrels: Qrels, metrics: list[str]) -> dict[str, dict[str, float]]:
+    """ranx's per-query values: {query: {metric: value}} (skips where ranx is not installed)."""
+    ranx = pytest.importorskip("ranx", reason="ranx is a test dependency (pip install '.[test]')")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba type-safety warnings inside ranx
+        ranx_run = ranx.Run(run)
+        scores = ranx.evaluate(ranx.Qrels(qrels), ranx_run, metrics, return_mean=False)
+    if not isinstance(scores, dict):  # one metric: ranx returns the bare array
+        scores = {metrics[0]: scores}
+    return {
+        query: {name: float(values[i]) for name, values in scores.items()} for i, query in enumerate(ranx_run.keys())
+    }
