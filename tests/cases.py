@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import strategies as st
 
@@ -14,6 +15,18 @@ Qrels = dict[str, dict[str, int]]
 # doc ids whose string order differs from any numeric or case-folded order (trec_eval sorts docnos as strings)
 DOC_IDS = ["D1", "D10", "D2", "D9", "d1", "a", "B", "b-3", "b_3", "Z", "x10", "x9"]
 SCORES = [0.0, 0.25, 0.5, 1.0, 1.5, -1.0]
+
+
+def run_frame(run: Run) -> pl.DataFrame:
+    """A run as the long frame the package takes: query, doc, score."""
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    return pl.DataFrame(rows, schema={"query": pl.String, "doc": pl.String, "score": pl.Float64}, orient="row")
+
+
+def qrels_frame(qrels: Qrels) -> pl.DataFrame:
+    """Judgments as a frame: query, doc, relevance."""
+    rows = [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]
+    return pl.DataFrame(rows, schema={"query": pl.String, "doc": pl.String, "relevance": pl.Int64}, orient="row")
 
 
 @st.composite

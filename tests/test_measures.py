@@ -31,7 +31,7 @@ import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import rank_metrics
 from lodestar_polars.io import scan_trec_qrels, scan_trec_run
 from tests import measures_reference as ref
-from tests.cases import Qrels, Run, ranx_values, run_and_qrels, tie_free_case
+from tests.cases import Qrels, Run, qrels_frame, ranx_values, run_and_qrels, run_frame, tie_free_case
 
 EXACT = 1e-12
 PRINTED = 5e-5  # trec_eval prints 4 decimals
@@ -369,16 +369,6 @@ def per_query_with_qrels(
     for frame in frames[1:]:
         joined = joined.join(frame, on="query", how="left", maintain_order="left")
     return joined
-
-
-def run_frame(run: Run) -> pl.DataFrame:
-    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
-    return pl.DataFrame(rows, schema={"query": pl.String, "doc": pl.String, "score": pl.Float64}, orient="row")
-
-
-def qrels_frame(qrels: Qrels) -> pl.DataFrame:
-    rows = [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]
-    return pl.DataFrame(rows, schema={"query": pl.String, "doc": pl.String, "relevance": pl.Int64}, orient="row")
 
 
 def assert_per_query_equal(

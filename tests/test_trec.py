@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import rank_metrics
 from lodestar_polars.io import scan_trec_qrels, scan_trec_run
-from tests.cases import Qrels, Run, run_and_qrels
+from tests.cases import Qrels, Run, qrels_frame, run_and_qrels, run_frame
 
 TREC_CUTOFFS = [5, 10, 15, 20, 30, 100, 200, 500, 1000]
 ALL_CUTOFFS: list[int | None] = [None, *TREC_CUTOFFS]
@@ -66,16 +66,6 @@ def read_qrels_dict(path: Path) -> Qrels:
         if fields:
             qrels.setdefault(fields[0], {})[fields[2]] = int(fields[3])
     return qrels
-
-
-def run_frame(run: Run) -> pl.DataFrame:
-    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
-    return pl.DataFrame(rows, schema={"query": pl.String, "doc": pl.String, "score": pl.Float64}, orient="row")
-
-
-def qrels_frame(qrels: Qrels) -> pl.DataFrame:
-    rows = [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]
-    return pl.DataFrame(rows, schema={"query": pl.String, "doc": pl.String, "relevance": pl.Int64}, orient="row")
 
 
 def pytrec_values(qrels: Qrels, run: Run, cutoffs: list[int]) -> dict[str, dict[str, float]]:
