@@ -293,21 +293,64 @@ def _cutoffs(spec: Spec, *kinds: str) -> list[int | None]:
 
 # --- per-query and per-block terms ---------------------------------------------------------------------------
 
-# internal name -> (per-row aggregation, per-tie-block aggregation or None)
+# internal name -> (per-row aggregation, per-tie-block term or None).  A block term is elementwise over the
+# block sums of `_block_sums`, which one (keys, score) group-by computes once for every term and cut-off
+# (Polars does not share a sub-expression between the aggregations of a group-by).
 Terms = dict[str, tuple[pl.Expr, pl.Expr | None]]
+
+BLOCK_SIZE = f"{_P}block_size"
+BLOCK_RELEVANT = f"{_P}block_relevant"
+BLOCK_START = f"{_P}block_start"
+BLOCK_GAIN = f"{_P}block_gain"
+BLOCK_BEFORE = f"{_P}block_before"
+
+
+def _block_sums(spec: Spec) -> list[pl.Expr]:
+    """Per tie block: its size n, relevant rows r, start s (positions s+1..s+n), gain sum, relevant rows
+    ranked above it, and per cut-off its summed discount, positions within k and summed 1/position."""
+    sums = [pl.len().alias(BLOCK_SIZE)]
+    if spec.uses("ndcg", "dcg"):
+        sums.append(pl.col(GAIN).sum().alias(BLOCK_GAIN))
+        for c in _dcg_cutoffs(spec):
+            sums.append(_cut(pl.col(DISCOUNT), POSITION, c).sum().alias(_term("block_discount", c)))
+    if spec.uses("p", "r", "ap", "rr", "success"):
+        sums.append(pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT))
+    if spec.uses("ap", "rr", "success"):
+        sums.append((pl.col(POSITION).min() - 1).cast(pl.Int64).alias(BLOCK_START))
+    if spec.uses("ap"):
+        sums.append(pl.col(RELEVANT_BEFORE).min().alias(BLOCK_BEFORE))  # the same for every relevant row
+    for c in dict.fromkeys([*_hits_cutoffs(spec), *_cutoffs(spec, "ap")]):
+        sums.append(_within(POSITION, c).sum().alias(_term("block_within", c)))
+    for c in _cutoffs(spec, "ap"):
+        inverse = _within(POSITION, c).cast(pl.Float64) / pl.col(POSITION).cast(pl.Float64)
+        sums.append(inverse.sum().alias(_term("block_inverse", c)))
+    return sums
+
+
+def _dcg_cutoffs(spec: Spec) -> list[int | None]:
+    return _cutoffs(spec, "ndcg", "dcg")
+
+
+def _hits_cutoffs(spec: Spec) -> list[int | None]:
+    """Cut-offs of P and R that tie averaging changes (every row counts without one)."""
+    return [c for c in _cutoffs(spec, "p", "r") if c is not None]
 
 
 def _terms(spec: Spec) -> Terms:
     terms: Terms = {}
     gain, relevant = pl.col(GAIN), pl.col(RELEVANT)
-    for cutoff in _cutoffs(spec, "ndcg", "dcg"):
+    n = pl.col(BLOCK_SIZE).cast(pl.Float64)
+    for cutoff in _dcg_cutoffs(spec):
         discount = _cut(pl.col(DISCOUNT), POSITION, cutoff)
         # scikit-learn's tie averaging: the block's mean gain times the block's summed discount
-        terms[_term("dcg", cutoff)] = ((gain * discount).sum(), gain.sum() / pl.len() * discount.sum())
+        block = pl.col(BLOCK_GAIN) / n * pl.col(_term("block_discount", cutoff))
+        terms[_term("dcg", cutoff)] = ((gain * discount).sum(), block)
     for cutoff in _cutoffs(spec, "p", "r"):
         within = _within(POSITION, cutoff)
-        block = None if cutoff is None else relevant.sum() / pl.len() * within.sum()
-        terms[_term("hits", cutoff)] = ((relevant & within).sum().cast(pl.Float64), block)
+        hits = None
+        if cutoff is not None:
+            hits = pl.col(BLOCK_RELEVANT).cast(pl.Float64) / n * pl.col(_term("block_within", cutoff)).cast(pl.Float64)
+        terms[_term("hits", cutoff)] = ((relevant & within).sum().cast(pl.Float64), hits)
     for cutoff in _cutoffs(spec, "ap"):
         terms[_term("ap", cutoff)] = _average_precision_terms(cutoff)
     if spec.uses("rr", "success"):
@@ -320,12 +363,12 @@ def _average_precision_terms(cutoff: int | None) -> tuple[pl.Expr, pl.Expr]:
     within = _within(POSITION, cutoff)
     # deterministic order: a relevant row at position p with c relevant rows above it adds (c + 1) / p
     per_row = (relevant & within).cast(pl.Float64) * (pl.col(RELEVANT_BEFORE).cast(pl.Float64) + 1.0) / position
-    r = relevant.sum().cast(pl.Float64)
-    n = pl.len().cast(pl.Float64)
-    before = pl.col(RELEVANT_BEFORE).min().cast(pl.Float64)  # the same for every relevant row of a block
-    inverse_positions = (within.cast(pl.Float64) / position).sum()
-    positions_within = within.sum().cast(pl.Float64)
-    start = pl.col(POSITION).min().cast(pl.Float64) - 1.0
+    r = pl.col(BLOCK_RELEVANT).cast(pl.Float64)
+    n = pl.col(BLOCK_SIZE).cast(pl.Float64)
+    before = pl.col(BLOCK_BEFORE).cast(pl.Float64)
+    inverse_positions = pl.col(_term("block_inverse", cutoff))
+    positions_within = pl.col(_term("block_within", cutoff)).cast(pl.Float64)
+    start = pl.col(BLOCK_START).cast(pl.Float64)
     pairs = pl.when(n > 1).then(r * (r - 1.0) / (n * (n - 1.0))).otherwise(0.0)
     block = r / n * (before + 1.0) * inverse_positions + pairs * (positions_within - (start + 1.0) * inverse_positions)
     return per_row.fill_null(0.0).sum(), pl.when(r > 0).then(block).otherwise(0.0)
@@ -335,8 +378,8 @@ def _first_relevant_terms() -> tuple[pl.Expr, pl.Expr]:
     relevant = pl.col(RELEVANT)
     first_relevant = pl.when(relevant).then(pl.col(POSITION)).min()
     # per tie block: (start, size, relevant count) packed so that min() picks the first relevant block
-    start = (pl.col(POSITION).min() - 1).cast(pl.Int64)
-    packed = (start * (1 << (2 * _PACK_BITS))) + (pl.len().cast(pl.Int64) * (1 << _PACK_BITS)) + relevant.sum()
+    size, relevant_rows = pl.col(BLOCK_SIZE).cast(pl.Int64), pl.col(BLOCK_RELEVANT).cast(pl.Int64)
+    packed = pl.col(BLOCK_START) * (1 << (2 * _PACK_BITS)) + size * (1 << _PACK_BITS) + relevant_rows
     return first_relevant.cast(pl.Int64), packed
 
 
@@ -347,14 +390,19 @@ def _sum_blocks(column: str) -> pl.Expr:
     return pl.col(column).sum()
 
 
-def _first_relevant_distribution(packed: pl.Expr, cutoff: int | None) -> tuple[pl.Expr, pl.Expr]:
-    """Offsets j = 1.. (a list) and P(first relevant row at block offset j) (a list) in the first tie block
-    holding a relevant row: it starts after `s` documents and holds `n` documents, `r` of them relevant, so
-    P(J = j) = C(n - j, r - 1) / C(n, r) = r / (n - j + 1) * prod_{i<j-1} (n - r - i) / (n - i).
-    Offsets past the cut-off are left out."""
+def _unpack_first_block(packed: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """(s, n, r) of the first tie block holding a relevant row: it starts after s documents and holds n
+    documents, r of them relevant."""
     s = packed // (1 << (2 * _PACK_BITS))
     n = (packed // (1 << _PACK_BITS)) % (1 << _PACK_BITS)
-    r = packed % (1 << _PACK_BITS)
+    return s, n, packed % (1 << _PACK_BITS)
+
+
+def _first_relevant_distribution(packed: pl.Expr, cutoff: int | None) -> tuple[pl.Expr, pl.Expr]:
+    """Offsets j = 1.. (a list) and P(first relevant row at block offset j) (a list) in the first tie block
+    holding a relevant row (`_unpack_first_block`): P(J = j) = C(n - j, r - 1) / C(n, r)
+    = r / (n - j + 1) * prod_{i<j-1} (n - r - i) / (n - i).  Offsets past the cut-off are left out."""
+    s, n, r = _unpack_first_block(packed)
     last = n - r + 1 if cutoff is None else pl.min_horizontal(n - r + 1, pl.lit(cutoff) - s)
     j = pl.int_ranges(1, pl.max_horizontal(last, 0) + 1, dtype=pl.Int64)
     # survival factor for reaching offset j: prod_{i=0}^{j-2} (n - r - i) / (n - i); the first is 1
@@ -424,7 +472,8 @@ def _aggregate(
     per_block = {name: block for name, (_, block) in terms.items() if averaged and block is not None}
     if not per_block:
         return per_query
-    blocks = reaching.group_by(*names.group, SCORE).agg(block.alias(name) for name, block in per_block.items())
+    blocks = reaching.group_by(*names.group, SCORE).agg(_block_sums(spec))
+    blocks = blocks.select(*names.group, *(block.alias(name) for name, block in per_block.items()))
     block_totals = blocks.group_by(names.group).agg(_sum_blocks(name) for name in per_block)
     return per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
 
@@ -767,29 +816,71 @@ def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
         return pl.when(relevant == 0).then(no_relevant).otherwise(numerator / relevant)
     first = pl.col(FIRST_RELEVANT)
     if spec.ties == "average":
-        # the distribution lists of `_first_relevant_lists`, cut to the offsets within k
-        terms = pl.col(FIRST_RECIPROCAL if kind == "rr" else FIRST_PROBABILITY)
-        if c is not None:
-            start = first // (1 << (2 * _PACK_BITS))
-            terms = terms.list.head(pl.max_horizontal(pl.lit(c) - start, 0))
-        # + 0.0: an empty list (the block starts past k) sums to -0.0
-        return pl.when(first.is_null()).then(0.0).otherwise(terms.list.sum() + 0.0)
+        # `_with_first_relevant_expectations`; null when no tie block holds a relevant row
+        return pl.col(_term(f"expected_{kind}", c)).fill_null(0.0)
     within = first.is_not_null() if c is None else first <= c
     hit = 1.0 / first.cast(pl.Float64) if kind == "rr" else pl.lit(1.0)
     return pl.when(within).then(hit).otherwise(0.0)
 
 
-def _first_relevant_lists(spec: Spec) -> list[pl.Expr]:
-    """With tie averaging, P(first relevant row at block offset j) and P(...) / position, as lists computed
-    once for every rr and success cut-off (up to the largest one)."""
+# the largest cut-off up to which `_with_first_relevant_expectations` sums the offsets in one step each
+_UNROLLED_OFFSETS = 64
+
+
+def _with_first_relevant_expectations(per_query: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
+    """With tie averaging, E[1 / position of the first relevant row] (rr) and P(it is within k) (success)
+    per cut-off: sums over the block offsets j of P(J = j) (`_first_relevant_distribution`).  With cut-offs up
+    to `_UNROLLED_OFFSETS`, one elementwise step per offset (P(J = j) from P(J = j - 1)); otherwise as lists
+    (several times slower: `list.eval` runs per query)."""
     if spec.ties != "average" or not spec.uses("rr", "success"):
-        return []
-    cutoffs = _cutoffs(spec, "rr", "success")
-    largest = None if None in cutoffs else max(c for c in cutoffs if c is not None)
+        return per_query
+    wanted = [(m.kind, m.cutoff) for m in spec.measures if m.kind in ("rr", "success")]
+    wanted = list(dict.fromkeys(wanted))
     first = pl.col(FIRST_RELEVANT)
+    finite = [c for _, c in wanted if c is not None]
+    if len(finite) == len(wanted) and max(finite) <= _UNROLLED_OFFSETS:
+        return _unrolled_expectations(per_query, first, wanted)
+    largest = None if len(finite) < len(wanted) else max(finite)
     offsets, probability = _first_relevant_distribution(first, largest)
     start = first // (1 << (2 * _PACK_BITS))
-    return [probability.alias(FIRST_PROBABILITY), (probability / (start + offsets)).alias(FIRST_RECIPROCAL)]
+    per_query = per_query.with_columns(
+        probability.alias(FIRST_PROBABILITY), (probability / (start + offsets)).alias(FIRST_RECIPROCAL)
+    )
+    expectations = []
+    for kind, c in wanted:
+        terms = pl.col(FIRST_RECIPROCAL if kind == "rr" else FIRST_PROBABILITY)
+        if c is not None:
+            terms = terms.list.head(pl.max_horizontal(pl.lit(c) - start, 0))
+        # + 0.0: an empty list (the block starts past k) sums to -0.0
+        expectations.append((terms.list.sum() + 0.0).alias(_term(f"expected_{kind}", c)))
+    return per_query.with_columns(expectations)
+
+
+def _unrolled_expectations(
+    per_query: pl.LazyFrame, first: pl.Expr, wanted: list[tuple[str, int | None]]
+) -> pl.LazyFrame:
+    """`_with_first_relevant_expectations` for cut-offs up to `_UNROLLED_OFFSETS`: step j adds P(J = j) / (s + j)
+    or P(J = j) to every sum whose cut-off reaches position s + j, and moves the survival factor
+    prod_{i<j} (n - r - i) / (n - i) on.  Each step is its own `with_columns`, so the expressions stay small."""
+    s, n, r = (part.cast(pl.Float64) for part in _unpack_first_block(first))
+    survival = f"{_P}survival"
+    columns = {(kind, c): _term(f"expected_{kind}", c) for kind, c in wanted}
+    per_query = per_query.with_columns(
+        pl.when(first.is_not_null()).then(1.0).alias(survival), *(pl.lit(0.0).alias(name) for name in columns.values())
+    )
+    survive = pl.col(survival)
+    for j in range(1, max(c for _, c in wanted if c is not None) + 1):
+        # P(J = j) = survival * r / (n - j + 1), for j <= n - r + 1 (then n - j + 1 >= r >= 1)
+        probability = pl.when(n - r + 1 >= j).then(survive * r / (n - j + 1)).otherwise(0.0)
+        steps = []
+        for (kind, c), name in columns.items():
+            if c is None or c < j:
+                continue
+            term = probability / (s + j) if kind == "rr" else probability
+            steps.append(pl.when(s + j <= c).then(pl.col(name) + term).otherwise(pl.col(name)).alias(name))
+        moved = pl.when(n - r - j + 1 > 0).then(survive * (n - r - j + 1) / (n - j + 1)).otherwise(0.0)
+        per_query = per_query.with_columns(*steps, moved.alias(survival))
+    return per_query.drop(survival)
 
 
 def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, ap_average: bool) -> pl.LazyFrame:
@@ -837,9 +928,7 @@ def _flagged_per_query(
     if qrels is not None:
         per_query = _join_judgments(per_query, _judgments(qrels, spec, names), spec, names, groups)
     metrics = [_metric(i) for i in range(len(spec.measures))]
-    distributions = _first_relevant_lists(spec)
-    if distributions:
-        per_query = per_query.with_columns(distributions)
+    per_query = _with_first_relevant_expectations(per_query, spec)
     per_query = per_query.with_columns(
         _value(m, spec, judged).alias(name) for m, name in zip(spec.measures, metrics, strict=True)
     )
