@@ -834,8 +834,9 @@ def _with_first_relevant_expectations(per_query: pl.LazyFrame, spec: Spec) -> pl
     (several times slower: `list.eval` runs per query)."""
     if spec.ties != "average" or not spec.uses("rr", "success"):
         return per_query
-    wanted = [(m.kind, m.cutoff) for m in spec.measures if m.kind in ("rr", "success")]
-    wanted = list(dict.fromkeys(wanted))
+    wanted: list[tuple[str, int | None]] = list(
+        dict.fromkeys((m.kind, m.cutoff) for m in spec.measures if m.kind in ("rr", "success"))
+    )
     first = pl.col(FIRST_RELEVANT)
     finite = [c for _, c in wanted if c is not None]
     if len(finite) == len(wanted) and max(finite) <= _UNROLLED_OFFSETS:
