@@ -246,11 +246,12 @@ def _position(spec: Spec, names: _Names) -> pl.Expr:
 
 
 def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
-    """For a relevant row: the relevant rows ranked above it (all rows of higher score with tie averaging,
-    whose block then shares one value)."""
+    """For a relevant row: the relevant rows ranked above it.  With tie averaging, by score in row order
+    within a tie block, so that the block's least value counts the relevant rows of higher score (an ordinal
+    rank costs less than rank("min"))."""
     relevant = pl.col(RELEVANT)
     if spec.ties == "average":
-        ranked = pl.when(relevant).then(pl.col(SCORE)).rank("min", descending=True)
+        ranked = pl.when(relevant).then(pl.col(SCORE)).rank("ordinal", descending=True)
     else:
         ranked = pl.when(relevant).then(pl.col(POSITION)).rank("ordinal")
     return (ranked.over(names.group) - 1).cast(pl.Int64)
@@ -318,7 +319,7 @@ def _block_sums(spec: Spec) -> list[pl.Expr]:
     if spec.uses("ap", "rr", "success"):
         sums.append((pl.col(POSITION).min() - 1).cast(pl.Int64).alias(BLOCK_START))
     if spec.uses("ap"):
-        sums.append(pl.col(RELEVANT_BEFORE).min().alias(BLOCK_BEFORE))  # the same for every relevant row
+        sums.append(pl.col(RELEVANT_BEFORE).min().alias(BLOCK_BEFORE))  # its first relevant row's
     for c in dict.fromkeys([*_hits_cutoffs(spec), *_cutoffs(spec, "ap")]):
         sums.append(_within(POSITION, c).sum().alias(_term("block_within", c)))
     for c in _cutoffs(spec, "ap"):
