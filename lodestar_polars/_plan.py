@@ -51,6 +51,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import polars as pl
 
@@ -294,11 +295,22 @@ def _cutoffs(spec: Spec, *kinds: str) -> list[int | None]:
 
 # --- per-query and per-block terms ---------------------------------------------------------------------------
 
-# internal name -> (per-row aggregation, per-tie-block term or None).  A block term is elementwise over the
-# block sums of `_block_sums`, which one (keys, score) group-by computes once for every term and cut-off
-# (Polars does not share a sub-expression between the aggregations of a group-by).
-Terms = dict[str, tuple[pl.Expr, pl.Expr | None]]
 
+class Term(NamedTuple):
+    """How a per-query sum is computed: `row`, elementwise per row, summed (or its least value taken, when
+    `least`) over the query's rows; with tie averaging, over its rows in no tie, while `block`, elementwise over
+    the block sums of `_block_sums` (None: ties cannot change the sum), gives the tie blocks' part.  One
+    (keys, score) group-by over the tied rows computes the block sums once for every term and cut-off (Polars
+    does not share a sub-expression between the aggregations of a group-by)."""
+
+    row: pl.Expr
+    block: pl.Expr | None
+    least: bool = False
+
+
+Terms = dict[str, Term]
+
+TIED = f"{_P}tied"
 BLOCK_SIZE = f"{_P}block_size"
 BLOCK_RELEVANT = f"{_P}block_relevant"
 BLOCK_START = f"{_P}block_start"
@@ -345,24 +357,24 @@ def _terms(spec: Spec) -> Terms:
         discount = _cut(pl.col(DISCOUNT), POSITION, cutoff)
         # scikit-learn's tie averaging: the block's mean gain times the block's summed discount
         block = pl.col(BLOCK_GAIN) / n * pl.col(_term("block_discount", cutoff))
-        terms[_term("dcg", cutoff)] = ((gain * discount).sum(), block)
+        terms[_term("dcg", cutoff)] = Term(gain * discount, block)
     for cutoff in _cutoffs(spec, "p", "r"):
         within = _within(POSITION, cutoff)
         hits = None
         if cutoff is not None:
             hits = pl.col(BLOCK_RELEVANT).cast(pl.Float64) / n * pl.col(_term("block_within", cutoff)).cast(pl.Float64)
-        terms[_term("hits", cutoff)] = ((relevant & within).sum().cast(pl.Float64), hits)
+        terms[_term("hits", cutoff)] = Term((relevant & within).cast(pl.Float64), hits)
     for cutoff in _cutoffs(spec, "ap"):
-        terms[_term("ap", cutoff)] = _average_precision_terms(cutoff)
+        terms[_term("ap", cutoff)] = _average_precision_term(cutoff)
     if spec.uses("rr", "success"):
-        terms[FIRST_RELEVANT] = _first_relevant_terms()
+        terms[FIRST_RELEVANT] = _first_relevant_term(spec.ties == "average")
     return terms
 
 
-def _average_precision_terms(cutoff: int | None) -> tuple[pl.Expr, pl.Expr]:
+def _average_precision_term(cutoff: int | None) -> Term:
     relevant, position = pl.col(RELEVANT), pl.col(POSITION).cast(pl.Float64)
     within = _within(POSITION, cutoff)
-    # deterministic order: a relevant row at position p with c relevant rows above it adds (c + 1) / p
+    # a relevant row at position p with c relevant rows above it adds (c + 1) / p
     per_row = (relevant & within).cast(pl.Float64) * (pl.col(RELEVANT_BEFORE).cast(pl.Float64) + 1.0) / position
     r = pl.col(BLOCK_RELEVANT).cast(pl.Float64)
     n = pl.col(BLOCK_SIZE).cast(pl.Float64)
@@ -372,23 +384,25 @@ def _average_precision_terms(cutoff: int | None) -> tuple[pl.Expr, pl.Expr]:
     start = pl.col(BLOCK_START).cast(pl.Float64)
     pairs = pl.when(n > 1).then(r * (r - 1.0) / (n * (n - 1.0))).otherwise(0.0)
     block = r / n * (before + 1.0) * inverse_positions + pairs * (positions_within - (start + 1.0) * inverse_positions)
-    return per_row.fill_null(0.0).sum(), pl.when(r > 0).then(block).otherwise(0.0)
+    return Term(per_row.fill_null(0.0), pl.when(r > 0).then(block).otherwise(0.0))
 
 
-def _first_relevant_terms() -> tuple[pl.Expr, pl.Expr]:
-    relevant = pl.col(RELEVANT)
-    first_relevant = pl.when(relevant).then(pl.col(POSITION)).min()
-    # per tie block: (start, size, relevant count) packed so that min() picks the first relevant block
+def _pack(start: pl.Expr, size: pl.Expr, relevant_rows: pl.Expr) -> pl.Expr:
+    """A tie block's (start, size, relevant rows) as one integer whose least value over the blocks holding a
+    relevant row is the first of them."""
+    return start * (1 << (2 * _PACK_BITS)) + size * (1 << _PACK_BITS) + relevant_rows
+
+
+def _first_relevant_term(averaged: bool) -> Term:
+    """The first relevant position; with tie averaging, the first tie block holding a relevant row, packed
+    (`_pack`): a relevant row in no tie is a block of one."""
+    relevant, position = pl.col(RELEVANT), pl.col(POSITION).cast(pl.Int64)
+    if not averaged:
+        return Term(pl.when(relevant).then(position), None, least=True)
+    alone = _pack(position - 1, pl.lit(1, pl.Int64), pl.lit(1, pl.Int64))
     size, relevant_rows = pl.col(BLOCK_SIZE).cast(pl.Int64), pl.col(BLOCK_RELEVANT).cast(pl.Int64)
-    packed = pl.col(BLOCK_START) * (1 << (2 * _PACK_BITS)) + size * (1 << _PACK_BITS) + relevant_rows
-    return first_relevant.cast(pl.Int64), packed
-
-
-def _sum_blocks(column: str) -> pl.Expr:
-    if column == FIRST_RELEVANT:  # the earliest tie block holding a relevant document
-        has_relevant = pl.col(column) % (1 << _PACK_BITS) > 0
-        return pl.when(has_relevant).then(pl.col(column)).min()
-    return pl.col(column).sum()
+    block = pl.when(relevant_rows > 0).then(_pack(pl.col(BLOCK_START), size, relevant_rows))
+    return Term(pl.when(relevant).then(alone), block, least=True)
 
 
 def _unpack_first_block(packed: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
@@ -444,13 +458,17 @@ def _aggregate(
     judged: bool,
     checks: list[DataCheck],
 ) -> pl.LazyFrame:
-    """Group the rows by keys: the per-row terms and the check counters in one pass; with `ties="average"`,
-    the per-block terms in a (keys, score) group-by over the blocks that reach the largest cut-off, summed
-    per query and joined on.  `terms_rows`, when given, are the rows that count, with their relevance joined
-    late (`_joins_relevance_late`): the terms come from them, the counters from every row."""
+    """Group the rows by keys: the per-row terms and the check counters in one pass.  With `ties="average"`,
+    the rows in no tie count there as they are, and the tied rows of the blocks that reach the largest cut-off
+    go to a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on and
+    added.  `terms_rows`, when given, are the rows that count, with their relevance joined late
+    (`_joins_relevance_late`): the terms come from them, the counters from every row."""
     terms = _terms(spec)
-    averaged = spec.ties == "average"
-    per_row = [row.alias(name) for name, (row, block) in terms.items() if not (averaged and block is not None)]
+    averaged = _averages_blocks(spec)
+    per_row = [
+        _reduce(_alone(term.row) if averaged and term.block is not None else term.row, term.least).alias(name)
+        for name, term in terms.items()
+    ]
     extra = [pl.len().alias(ROWS)]
     if spec.uses("r", "ap") and not judged:
         extra.append(pl.col(RELEVANT).sum().cast(pl.Float64).alias(RELEVANT_COUNT))
@@ -470,13 +488,40 @@ def _aggregate(
             row_totals = terms_rows.group_by(names.group).agg(per_row)
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
         reaching = terms_rows
-    per_block = {name: block for name, (_, block) in terms.items() if averaged and block is not None}
-    if not per_block:
+    if not averaged:
         return per_query
-    blocks = reaching.group_by(*names.group, SCORE).agg(_block_sums(spec))
-    blocks = blocks.select(*names.group, *(block.alias(name) for name, block in per_block.items()))
-    block_totals = blocks.group_by(names.group).agg(_sum_blocks(name) for name in per_block)
-    return per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
+    # name -> (block term, least)
+    per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
+    blocks = reaching.filter(pl.col(TIED)).group_by(*names.group, SCORE).agg(_block_sums(spec))
+    blocks = blocks.select(*names.group, *(block.alias(_block(name)) for name, (block, _) in per_block.items()))
+    block_totals = blocks.group_by(names.group).agg(
+        _reduce(pl.col(_block(name)), least) for name, (_, least) in per_block.items()
+    )
+    joined = per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
+    added = [
+        (pl.min_horizontal(name, _block(name)) if least else pl.col(name) + pl.col(_block(name)).fill_null(0.0)).alias(
+            name
+        )
+        for name, (_, least) in per_block.items()
+    ]
+    return joined.with_columns(added).drop(_block(name) for name in per_block)
+
+
+def _averages_blocks(spec: Spec) -> bool:
+    return spec.ties == "average" and any(term.block is not None for term in _terms(spec).values())
+
+
+def _alone(row: pl.Expr) -> pl.Expr:
+    """A per-row term for the rows in no tie (with tie averaging); the tied rows count by block."""
+    return pl.when(~pl.col(TIED)).then(row)
+
+
+def _reduce(value: pl.Expr, least: bool) -> pl.Expr:
+    return value.min() if least else value.sum()
+
+
+def _block(name: str) -> str:
+    return f"{name}_blocks"
 
 
 # --- the data checks, each with its counter -----------------------------------------------------------------
@@ -918,6 +963,8 @@ def _flagged_per_query(
         windows.append(_doc_value(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
     if spec.uses("ap") and spec.ties == "average" and not late:  # reads the scores only: shares the groups
         windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
+    if _averages_blocks(spec):  # the rows in a tie block of two or more
+        windows.append(pl.col(SCORE).is_duplicated().over(names.group).alias(TIED))
     rows = rows.with_columns(windows)
     terms_rows = None
     if qrels is not None and late:
