@@ -481,18 +481,21 @@ def _aggregate(
         extra += [pl.col(k).first() for k in names.keys]
     if terms_rows is None:
         per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
-        reaching = _rows_that_count(rows, spec, names) if averaged else rows
     else:
         per_query = rows.group_by(names.group).agg(*extra, *counters)
         if per_row:
             row_totals = terms_rows.group_by(names.group).agg(per_row)
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
-        reaching = terms_rows
     if not averaged:
         return per_query
+    # the tied rows of the blocks that reach the largest cut-off: `_rows_that_count` over the tied rows alone
+    # (a block reaching it has a row within it, so scores at least the least tied row within it)
+    tied = rows.filter(pl.col(TIED)) if terms_rows is None else terms_rows.filter(pl.col(TIED))
+    if terms_rows is None:
+        tied = _rows_that_count(tied, spec, names)
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
-    blocks = reaching.filter(pl.col(TIED)).group_by(*names.group, SCORE).agg(_block_sums(spec))
+    blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(spec))
     blocks = blocks.select(*names.group, *(block.alias(_block(name)) for name, (block, _) in per_block.items()))
     block_totals = blocks.group_by(names.group).agg(
         _reduce(pl.col(_block(name)), least) for name, (_, least) in per_block.items()
