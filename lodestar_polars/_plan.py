@@ -909,28 +909,36 @@ def _with_first_relevant_expectations(per_query: pl.LazyFrame, spec: Spec) -> pl
 def _unrolled_expectations(
     per_query: pl.LazyFrame, first: pl.Expr, wanted: list[tuple[str, int | None]]
 ) -> pl.LazyFrame:
-    """`_with_first_relevant_expectations` for cut-offs up to `_UNROLLED_OFFSETS`: step j adds P(J = j) / (s + j)
-    or P(J = j) to every sum whose cut-off reaches position s + j, and moves the survival factor
-    prod_{i<j} (n - r - i) / (n - i) on.  Each step is its own `with_columns`, so the expressions stay small."""
+    """`_with_first_relevant_expectations` for cut-offs up to `_UNROLLED_OFFSETS`, one elementwise step per
+    position t = 1, 2, ...: once the block has started (t > s, offset j = t - s), P(J = j) = survival * r /
+    (n - j + 1) is added, over t, to E[1 / position] and to P(position <= t), which are the rr@t and
+    success@t of the cut-offs equal to t; the survival factor prod_{i<j} (n - r - i) / (n - i) then moves on
+    (it reaches 0 past offset n - r + 1).  Each step is its own `with_columns`, so the expressions stay
+    small, and costs the same whatever the number of cut-offs."""
     s, n, r = (part.cast(pl.Float64) for part in _unpack_first_block(first))
-    survival = f"{_P}survival"
-    columns = {(kind, c): _term(f"expected_{kind}", c) for kind, c in wanted}
+    survival, reciprocal, probability = f"{_P}survival", f"{_P}reciprocal_sum", f"{_P}probability_sum"
     per_query = per_query.with_columns(
-        pl.when(first.is_not_null()).then(1.0).alias(survival), *(pl.lit(0.0).alias(name) for name in columns.values())
+        pl.lit(1.0).alias(survival), pl.lit(0.0).alias(reciprocal), pl.lit(0.0).alias(probability)
     )
     survive = pl.col(survival)
-    for j in range(1, max(c for _, c in wanted if c is not None) + 1):
-        # P(J = j) = survival * r / (n - j + 1), for j <= n - r + 1 (then n - j + 1 >= r >= 1)
-        probability = pl.when(n - r + 1 >= j).then(survive * r / (n - j + 1)).otherwise(0.0)
-        steps = []
-        for (kind, c), name in columns.items():
-            if c is None or c < j:
-                continue
-            term = probability / (s + j) if kind == "rr" else probability
-            steps.append(pl.when(s + j <= c).then(pl.col(name) + term).otherwise(pl.col(name)).alias(name))
-        moved = pl.when(n - r - j + 1 > 0).then(survive * (n - r - j + 1) / (n - j + 1)).otherwise(0.0)
-        per_query = per_query.with_columns(*steps, moved.alias(survival))
-    return per_query.drop(survival)
+    by_cutoff: dict[int, list[pl.Expr]] = {}
+    for kind, c in wanted:
+        assert c is not None
+        by_cutoff.setdefault(c, []).append(
+            pl.col(reciprocal if kind == "rr" else probability).alias(_term(f"expected_{kind}", c))
+        )
+    for t in range(1, max(by_cutoff) + 1):
+        started, remaining = s < t, (n - (t - s) + 1).clip(lower_bound=1.0)  # j = t - s; n - j + 1
+        step = pl.when(started).then(survive * r / remaining).otherwise(0.0)  # P(J = t - s)
+        moved = pl.when(started).then(survive * (remaining - r).clip(lower_bound=0.0) / remaining).otherwise(survive)
+        per_query = per_query.with_columns(
+            (pl.col(reciprocal) + step / t).alias(reciprocal),
+            (pl.col(probability) + step).alias(probability),
+            moved.alias(survival),
+        )
+        if t in by_cutoff:
+            per_query = per_query.with_columns(by_cutoff[t])
+    return per_query.drop(survival, reciprocal, probability)
 
 
 def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, ap_average: bool) -> pl.LazyFrame:
