@@ -29,8 +29,11 @@ How the measures are computed, for a query of n rows:
      = r/n (C+1) D + r(r-1)/(n(n-1)) (M - (s+1) D), with D = sum 1/p and M = count, over p <= k;
    - reciprocal rank and success: only the first block holding a relevant row matters; the first relevant
      row lands at block offset j with P(J=j) = C(n-j, r-1)/C(n, r) (`_first_relevant_distribution`).
-   One group-by on (keys, score) computes the block terms; with finite cut-offs only the blocks reaching
-   the largest k enter it.
+   A row in no tie is a block of one: its terms are the deterministic ones, summed with the other per-row
+   sums.  Only the tied rows (`is_duplicated` over the query) go to a group-by on (keys, score) that
+   computes the block sums once (`_block_sums`) and the block terms from them; with finite cut-offs only
+   the blocks reaching the largest k enter it.  For rr and success, the sum over offsets runs as one
+   elementwise step per position up to the largest cut-off (`_unrolled_expectations`), or as lists.
 4. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
