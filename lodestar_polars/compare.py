@@ -34,7 +34,11 @@ d = x_s - x_b the per-query deltas (computed in float64).
   p-value.
 - **Effect size.** Paired Cohen's d (d_z): mean(d) / sd(d) with ddof=1; 0.0 when every delta is 0 and
   +-inf when d is a non-zero constant.
-- **wins / ties / losses**: the number of queries where x_s > x_b, x_s == x_b (exactly), x_s < x_b.
+- **wins / ties / losses**: the number of queries where x_s > x_b, x_s == x_b, x_s < x_b.
+- **Equal values.** x_s and x_b within 1e-12 of each other (relative to the larger, or absolute below 1) count
+  as equal: their delta is 0 for every test, interval and count above.  Two systems that rank a query's
+  documents alike get values that differ in the last bits when their rows came in different orders (the
+  plan sums each query's rows in the order they arrive).
 
 Resampling is numpy, vectorised: the resamples are drawn in chunks of rows, as a count matrix (how often
 each query is drawn) or a 0/1 sign-flip matrix, multiplied with the matrix of every system's values
@@ -537,6 +541,19 @@ def _baseline_index(metric: str, matrix: FloatArray, systems: pl.Series, options
     raise ValueError(msg)
 
 
+# values equal up to this relative difference are equal: two systems that rank a query's documents alike get
+# the same value up to the order in which the plan summed the query's rows (a few ulps: 3e-16 for NDCG)
+_EQUAL_WITHIN = 1e-12
+
+
+def paired_deltas(compared: FloatArray, baseline: FloatArray) -> FloatArray:
+    """x_s - x_b per query (rows) and system (columns), 0 where the two are equal within `_EQUAL_WITHIN`."""
+    delta = compared - baseline
+    scale = np.maximum(1.0, np.maximum(np.abs(compared), np.abs(baseline)))
+    delta[np.abs(delta) <= _EQUAL_WITHIN * scale] = 0.0
+    return delta
+
+
 def _compare_group(
     metrics: list[str],
     matrices: list[FloatArray],
@@ -550,7 +567,8 @@ def _compare_group(
     n, n_systems = matrices[0].shape
     others = [np.array([s for s in range(n_systems) if s != base]) for base in baselines]
     deltas = [
-        matrix[:, rest] - matrix[:, [base]] for matrix, rest, base in zip(matrices, others, baselines, strict=True)
+        paired_deltas(matrix[:, rest], matrix[:, [base]])
+        for matrix, rest, base in zip(matrices, others, baselines, strict=True)
     ]
     means = [matrix.mean(axis=0) for matrix in matrices]
     mean_deltas = [delta.mean(axis=0) for delta in deltas]

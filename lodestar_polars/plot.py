@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from .compare import COLUMNS as COMPARE_COLUMNS
+from .compare import paired_deltas
 
 if TYPE_CHECKING:
     import altair as alt
@@ -291,7 +292,7 @@ def per_query_delta(
     paired = (
         frame.filter(pl.col(system) != baseline)
         .join(base_values, on=keys, how="inner")
-        .select(pl.col(system).cast(pl.String).alias("system"), (pl.col(metric) - pl.col("__baseline")).alias("delta"))
+        .select(pl.col(system).cast(pl.String).alias("system"), pl.col(metric).alias("__value"), pl.col("__baseline"))
         .drop_nulls()
     )
     if paired.is_empty():
@@ -299,7 +300,9 @@ def per_query_delta(
         raise ValueError(msg)
     rows = []
     for (name,), group in paired.sort("system").group_by("system", maintain_order=True):
-        deltas = np.sort(group["delta"].to_numpy())[::-1]
+        # equal within 1e-12 counts as a tie, as in `compare`
+        values, base = group["__value"].to_numpy(), group["__baseline"].to_numpy()
+        deltas = np.sort(paired_deltas(values, base))[::-1]
         wins, ties, losses = int((deltas > 0).sum()), int((deltas == 0).sum()), int((deltas < 0).sum())
         ranks = np.arange(deltas.size)
         if deltas.size > max_points:

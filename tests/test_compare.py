@@ -517,3 +517,36 @@ def test_missing_scipy_names_the_stats_extra(monkeypatch: pytest.MonkeyPatch) ->
         lp.compare(frame, system="model")
     # the resampling tests need numpy only
     assert lp.compare(frame, system="model", test="bootstrap", n_resamples=100, seed=0).height == 2
+
+
+@pytest.mark.parametrize("test", ["t", "permutation", "bootstrap", "wilcoxon"])
+def test_same_rankings_in_another_row_order_are_ties(test: Test) -> None:
+    """Two systems that rank every query's documents alike, their rows in different orders: the plan sums each
+    query's rows in whatever order they arrive, so their values differ in the last bits (asserted below);
+    the comparison counts them as equal, as it does identical values."""
+    rng = np.random.default_rng(5)
+    rows = 4000
+    run = pl.DataFrame(
+        {
+            "query": rng.integers(0, 400, rows),
+            "doc": np.arange(rows),
+            "relevance": rng.integers(0, 4, rows),
+            "score": rng.normal(size=rows).round(1),
+        }
+    )
+    both = pl.concat(
+        [
+            run.with_columns(model=pl.lit("a")),
+            run.sample(fraction=1.0, shuffle=True, seed=3).with_columns(model=pl.lit("b")),
+        ]
+    )
+    per_query = both.rank_metrics.ndcg(k=10, by="model")
+    a, b = (per_query.filter(pl.col("model") == m).sort("query")["ndcg@10"].to_numpy() for m in ("a", "b"))
+    noise = np.abs(a - b)
+    assert noise.max() > 0.0  # the case this test is about
+    assert noise.max() < 1e-14
+    table = lp.compare(per_query, system="model", baseline="a", test=test, seed=0)
+    got = row(table, "b")
+    assert got["p_value"] == 1.0
+    assert (got["delta"], got["effect_size"]) == (0.0, 0.0)
+    assert (got["wins"], got["ties"], got["losses"]) == (0, len(a), 0)

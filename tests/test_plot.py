@@ -155,7 +155,10 @@ def test_per_query_delta_shows_the_sorted_differences(per_query: pl.DataFrame) -
     by_query = per_query.sort("query_id")
     baseline = by_query.filter(pl.col("model") == "bm25")["ndcg@10"].to_numpy()
     for model in ["dense", "hybrid"]:
-        deltas = by_query.filter(pl.col("model") == model)["ndcg@10"].to_numpy() - baseline
+        compared = by_query.filter(pl.col("model") == model)["ndcg@10"].to_numpy()
+        deltas = compared - baseline
+        # the documented rule: values within 1e-12 (relative to the larger, absolute below 1) are equal
+        deltas[np.abs(deltas) <= 1e-12 * np.maximum(1.0, np.maximum(np.abs(compared), np.abs(baseline)))] = 0.0
         expected = np.sort(deltas)[::-1]
         label = f"{model}: {(deltas > 0).sum()} wins, {(deltas == 0).sum()} ties, {(deltas < 0).sum()} losses (of 60)"
         bars = [entry for entry in values if entry["system"] == label]
