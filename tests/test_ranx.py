@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+from tests.cases import Qrels, Run, ranx_values
 
 ranx = pytest.importorskip("ranx", reason="ranx is a test dependency (pip install '.[test]')")
 
@@ -39,21 +40,15 @@ def random_case(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def ranx_scores(run: pl.DataFrame, qrels: pl.DataFrame, metrics: list[str]) -> dict[str, np.ndarray]:
-    run_dict: dict[str, dict[str, float]] = {}
+    run_dict: Run = {}
     for query, doc, score in run.iter_rows():
         run_dict.setdefault(query, {})[doc] = score
-    qrels_dict: dict[str, dict[str, int]] = {}
+    qrels_dict: Qrels = {}
     for query, doc, level in qrels.iter_rows():
         qrels_dict.setdefault(query, {})[doc] = level
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba type-safety warnings inside ranx
-        ranx_run = ranx.Run(run_dict)
-        scores = ranx.evaluate(ranx.Qrels(qrels_dict), ranx_run, metrics, return_mean=False)
-    if not isinstance(scores, dict):  # one metric: ranx returns the bare array
-        scores = {metrics[0]: scores}
-    # ranx's per-query arrays follow its run's query order; the package sorts by query
-    order = np.argsort(np.asarray(list(ranx_run.keys())), kind="stable")
-    return {name: np.asarray(values)[order] for name, values in scores.items()}
+    values = ranx_values(run_dict, qrels_dict, metrics)
+    queries = sorted(values)  # the package sorts by query
+    return {name: np.array([values[query][name] for query in queries]) for name in metrics}
 
 
 @pytest.mark.parametrize("seed", range(6))
