@@ -875,14 +875,14 @@ def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
     return pl.when(within).then(hit).otherwise(0.0)
 
 
-# the largest cut-off up to which `_with_first_relevant_expectations` sums the offsets in one step each
+# the largest cut-off up to which `_with_first_relevant_expectations` sums in one elementwise step per position
 _UNROLLED_OFFSETS = 64
 
 
 def _with_first_relevant_expectations(per_query: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
     """With tie averaging, E[1 / position of the first relevant row] (rr) and P(it is within k) (success)
     per cut-off: sums over the block offsets j of P(J = j) (`_first_relevant_distribution`).  With cut-offs up
-    to `_UNROLLED_OFFSETS`, one elementwise step per offset (P(J = j) from P(J = j - 1)); otherwise as lists
+    to `_UNROLLED_OFFSETS`, one elementwise step per position (`_unrolled_expectations`); otherwise as lists
     (several times slower: `list.eval` runs per query)."""
     if spec.ties != "average" or not spec.uses("rr", "success"):
         return per_query
@@ -906,7 +906,7 @@ def _with_first_relevant_expectations(per_query: pl.LazyFrame, spec: Spec) -> pl
             terms = terms.list.head(pl.max_horizontal(pl.lit(c) - start, 0))
         # + 0.0: an empty list (the block starts past k) sums to -0.0
         expectations.append((terms.list.sum() + 0.0).alias(_term(f"expected_{kind}", c)))
-    return per_query.with_columns(expectations)
+    return per_query.with_columns(expectations).drop(FIRST_PROBABILITY, FIRST_RECIPROCAL)
 
 
 def _unrolled_expectations(

@@ -546,7 +546,7 @@ def _baseline_index(metric: str, matrix: FloatArray, systems: pl.Series, options
 _EQUAL_WITHIN = 1e-12
 
 
-def paired_deltas(compared: FloatArray, baseline: FloatArray) -> FloatArray:
+def _paired_deltas(compared: FloatArray, baseline: FloatArray) -> FloatArray:
     """x_s - x_b per query (rows) and system (columns), 0 where the two are equal within `_EQUAL_WITHIN`."""
     delta = compared - baseline
     scale = np.maximum(1.0, np.maximum(np.abs(compared), np.abs(baseline)))
@@ -567,7 +567,7 @@ def _compare_group(
     n, n_systems = matrices[0].shape
     others = [np.array([s for s in range(n_systems) if s != base]) for base in baselines]
     deltas = [
-        paired_deltas(matrix[:, rest], matrix[:, [base]])
+        _paired_deltas(matrix[:, rest], matrix[:, [base]])
         for matrix, rest, base in zip(matrices, others, baselines, strict=True)
     ]
     means = [matrix.mean(axis=0) for matrix in matrices]

@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 
 from .compare import COLUMNS as COMPARE_COLUMNS
-from .compare import paired_deltas
+from .compare import _paired_deltas
 
 if TYPE_CHECKING:
     import altair as alt
@@ -302,7 +302,7 @@ def per_query_delta(
     for (name,), group in paired.sort("system").group_by("system", maintain_order=True):
         # equal within 1e-12 counts as a tie, as in `compare`
         values, base = group["__value"].to_numpy(), group["__baseline"].to_numpy()
-        deltas = np.sort(paired_deltas(values, base))[::-1]
+        deltas = np.sort(_paired_deltas(values, base))[::-1]
         wins, ties, losses = int((deltas > 0).sum()), int((deltas == 0).sum()), int((deltas < 0).sum())
         ranks = np.arange(deltas.size)
         if deltas.size > max_points:
