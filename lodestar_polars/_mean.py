@@ -29,6 +29,12 @@ _METRIC_NAME = re.compile(
 )
 
 
+def positive_zero(value: pl.Expr) -> pl.Expr:
+    """-0.0 (an empty or cancelling sum, a negative weight times 0) as 0.0: no output holds -0.0.  Not `+ 0.0`,
+    which Polars' optimiser may drop."""
+    return pl.when(value == 0).then(0.0).otherwise(value)
+
+
 def weighted_sum(index: int) -> str:
     return f"__lodestar_weighted_sum_{index}"
 
@@ -70,7 +76,9 @@ def finish_means(
 ) -> pl.LazyFrame:
     """The mean frame from the per-group sums: the group columns (renamed to `group_names`), one mean per
     metric, `queries`, `weight_sum` (and `queries_without_judgments`), sorted by group; checked."""
-    means = [(pl.col(weighted_sum(i)) / pl.col(weight_sum(i))).alias(metric) for i, metric in enumerate(metrics)]
+    means = [
+        positive_zero(pl.col(weighted_sum(i)) / pl.col(weight_sum(i))).alias(metric) for i, metric in enumerate(metrics)
+    ]
     finite = pl.all_horizontal(
         *(pl.col(metric).is_finite() | pl.col(weight_sum(i)).eq(0) for i, metric in enumerate(metrics)),
         *(pl.col(weight_sum(i)).is_finite() for i in range(len(metrics))),
@@ -106,7 +114,7 @@ def finish_means(
     checked = apply_checks(frame, describe_group(group_names), group_keys, output, checks)
     renames = [pl.col(key).alias(name) for key, name in zip(group_keys, group_names, strict=True)]
     renames += [pl.col(metric) for metric in metrics]
-    renames += [pl.col(QUERIES).alias("queries"), pl.col(weight_sum(0)).alias("weight_sum")]
+    renames += [pl.col(QUERIES).alias("queries"), positive_zero(pl.col(weight_sum(0))).alias("weight_sum")]
     if with_unjudged:
         renames.append(pl.col(UNJUDGED).cast(pl.UInt32).alias("queries_without_judgments"))
     return checked.select(renames)

@@ -60,7 +60,7 @@ import polars as pl
 
 from . import _mean
 from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite, quoted
-from ._spec import Measure, Spec
+from ._spec import GAIN_KINDS, THRESHOLD_KINDS, Measure, Spec
 
 _P = "__lodestar_"
 SCORE = f"{_P}score"
@@ -70,6 +70,7 @@ RELEVANT = f"{_P}relevant"
 GAIN = f"{_P}gain"
 WEIGHT = f"{_P}weight"
 POSITION = f"{_P}position"
+RELEVANT_POSITION = f"{_P}relevant_position"
 IDEAL_POSITION = f"{_P}ideal_position"
 DISCOUNT = f"{_P}discount"
 IDEAL_DISCOUNT = f"{_P}ideal_discount"
@@ -163,9 +164,10 @@ def _gain(spec: Spec, relevance: pl.Expr) -> pl.Expr:
 
 
 def _judged_relevance(relevance: pl.Expr) -> pl.Expr:
-    """Judged levels as trec_eval reads them: negative levels count as 0."""
+    """Judged levels as trec_eval reads them: a negative level marks a document judged unjudged (in the pool,
+    not assessed), null here as an unjudged document's is."""
     relevance = relevance.cast(pl.Float64)
-    return pl.when(relevance < 0).then(0.0).otherwise(relevance)
+    return pl.when(relevance >= 0).then(relevance)
 
 
 def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool) -> pl.LazyFrame:
@@ -189,33 +191,35 @@ def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool
 def _with_judged_relevance(
     rows: pl.LazyFrame, qrels: pl.LazyFrame, spec: Spec, names: _Names, keep_order: bool
 ) -> pl.LazyFrame:
-    """Each run row gets its judged relevance (0 when unjudged)."""
+    """Each run row gets its judged relevance: null when unjudged (or judged at a negative level), which
+    `_with_gain_and_relevant` turns into gain 0 and not relevant, as trec_eval does."""
     judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
     on = [*names.query, *names.docs]
     # keep_order: ties="input" / "reverse" read the run's row order, and a plain join may deal rows out of order
-    rows = rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
-    return rows.with_columns(pl.col(RELEVANCE).fill_null(0.0))
+    return rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
 
 
-def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
+def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyFrame:
+    """The gain and the relevant flag of each row.  With judgments, an unjudged document (null relevance) has
+    gain 0 and is never relevant, whatever the gain mapping or the threshold (trec_eval)."""
     derived = []
-    if spec.uses("ndcg", "dcg"):
-        derived.append(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
-    if spec.uses("rr", "p", "r", "ap", "success"):
-        derived.append((pl.col(RELEVANCE).cast(pl.Float64) > spec.threshold).alias(RELEVANT))
+    relevance = pl.col(RELEVANCE)
+    if spec.uses(*GAIN_KINDS):
+        gain = _gain(spec, relevance)
+        derived.append((pl.when(relevance.is_null()).then(0.0).otherwise(gain) if judged else gain).alias(GAIN))
+    if spec.uses(*THRESHOLD_KINDS):
+        relevant = relevance.cast(pl.Float64) > spec.threshold
+        derived.append((relevant.fill_null(False) if judged else relevant).alias(RELEVANT))
     return rows.with_columns(derived) if derived else rows
 
 
 def _joins_relevance_late(spec: Spec, judged: bool) -> bool:
     """With qrels, join the relevance onto the rows that can count only, after the positions: possible when
     the positions do not read the relevance (not optimistic / pessimistic ties) and every measure has a
-    cut-off, so that only the tie blocks reaching the largest one count.  A gain mapping without label 0
-    joins first: its check that unjudged documents (label 0) have a gain reads every run row."""
+    cut-off, so that only the tie blocks reaching the largest one count."""
     if not judged or spec.ties in ("optimistic", "pessimistic"):
         return False
-    if any(m.cutoff is None for m in spec.measures):
-        return False
-    return not isinstance(spec.gain, tuple) or any(label == 0 for label, _ in spec.gain)
+    return all(m.cutoff is not None for m in spec.measures)
 
 
 def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
@@ -230,8 +234,21 @@ def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
 # --- positions and discounts ---------------------------------------------------------------------------------
 
 
-def _position(spec: Spec, names: _Names) -> pl.Expr:
-    """1-based position by descending score, ties broken as `ties` says ("average" needs any order)."""
+def _splits_positions(spec: Spec) -> bool:
+    """Tie bounds are taken per measure: with ties='optimistic' or 'pessimistic', the measures that read the
+    gain (best order: most gainful first) and those that count relevant rows (relevant first) may need two
+    different orders of a tie block, so the latter get positions of their own (`RELEVANT_POSITION`)."""
+    return spec.ties in ("optimistic", "pessimistic") and spec.uses(*GAIN_KINDS) and spec.uses(*THRESHOLD_KINDS)
+
+
+def _threshold_position(spec: Spec) -> str:
+    """The position column the measures counting relevant rows read."""
+    return RELEVANT_POSITION if _splits_positions(spec) else POSITION
+
+
+def _position(spec: Spec, names: _Names, *, by_relevant: bool = False) -> pl.Expr:
+    """1-based position by descending score, ties broken as `ties` says ("average" needs any order); the
+    bounds order a tie block by gain, or by the relevant flag when no measure reads a gain or `by_relevant`."""
     score, keys = pl.col(SCORE), names.group
     if spec.ties in ("average", "input"):
         # rank("ordinal") breaks ties by row order: the earlier row first
@@ -243,8 +260,9 @@ def _position(spec: Spec, names: _Names) -> pl.Expr:
         # trec_eval compares docnos as strings: the doc id's text, whatever its dtype ("9" > "100")
         tie_break: list[pl.Expr] = [pl.col(name).cast(pl.String) for name in names.docs]
     else:
-        # most (optimistic) or least (pessimistic) gainful first; by relevance when no measure uses a gain
-        gain = pl.col(GAIN) if spec.uses("ndcg", "dcg") else pl.col(RELEVANCE).cast(pl.Float64)
+        # most (optimistic) or least (pessimistic) gainful first, or relevant first / last
+        uses_gain = spec.uses(*GAIN_KINDS) and not by_relevant
+        gain = pl.col(GAIN) if uses_gain else pl.col(RELEVANT).cast(pl.Int8)
         tie_break = [gain if spec.ties == "optimistic" else -gain]
     return pl.struct(score, *tie_break).rank("ordinal", descending=True).over(keys)
 
@@ -257,7 +275,7 @@ def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
     if spec.ties == "average":
         ranked = pl.when(relevant).then(pl.col(SCORE)).rank("ordinal", descending=True)
     else:
-        ranked = pl.when(relevant).then(pl.col(POSITION)).rank("ordinal")
+        ranked = pl.when(relevant).then(pl.col(_threshold_position(spec))).rank("ordinal")
     return (ranked.over(names.group) - 1).cast(pl.Int64)
 
 
@@ -292,8 +310,19 @@ def _cut(value: pl.Expr, position: str, cutoff: int | None) -> pl.Expr:
     return pl.when(pl.col(position) <= cutoff).then(value).otherwise(0.0)
 
 
+# a cut-off at or past this position keeps every row: no query has 2**40 rows, and the plan's integer
+# arithmetic on positions stays far from overflowing
+_LONGEST_CUTOFF = 1 << 40
+
+
+def _cut_at(measure: Measure) -> int | None:
+    """The position a measure is cut at in the plan: its k, or `_LONGEST_CUTOFF` for any larger k (a k past
+    the list scores the whole list)."""
+    return None if measure.cutoff is None else min(measure.cutoff, _LONGEST_CUTOFF)
+
+
 def _cutoffs(spec: Spec, *kinds: str) -> list[int | None]:
-    return list(dict.fromkeys(m.cutoff for m in spec.measures if m.kind in kinds))
+    return list(dict.fromkeys(_cut_at(m) for m in spec.measures if m.kind in kinds))
 
 
 # --- per-query and per-block terms ---------------------------------------------------------------------------
@@ -362,21 +391,21 @@ def _terms(spec: Spec) -> Terms:
         block = pl.col(BLOCK_GAIN) / n * pl.col(_term("block_discount", cutoff))
         terms[_term("dcg", cutoff)] = Term(gain * discount, block)
     for cutoff in _cutoffs(spec, "p", "r"):
-        within = _within(POSITION, cutoff)
+        within = _within(_threshold_position(spec), cutoff)
         hits = None
         if cutoff is not None:
             hits = pl.col(BLOCK_RELEVANT).cast(pl.Float64) / n * pl.col(_term("block_within", cutoff)).cast(pl.Float64)
         terms[_term("hits", cutoff)] = Term((relevant & within).cast(pl.Float64), hits)
     for cutoff in _cutoffs(spec, "ap"):
-        terms[_term("ap", cutoff)] = _average_precision_term(cutoff)
+        terms[_term("ap", cutoff)] = _average_precision_term(cutoff, _threshold_position(spec))
     if spec.uses("rr", "success"):
-        terms[FIRST_RELEVANT] = _first_relevant_term(spec.ties == "average")
+        terms[FIRST_RELEVANT] = _first_relevant_term(spec.ties == "average", _threshold_position(spec))
     return terms
 
 
-def _average_precision_term(cutoff: int | None) -> Term:
-    relevant, position = pl.col(RELEVANT), pl.col(POSITION).cast(pl.Float64)
-    within = _within(POSITION, cutoff)
+def _average_precision_term(cutoff: int | None, position_column: str) -> Term:
+    relevant, position = pl.col(RELEVANT), pl.col(position_column).cast(pl.Float64)
+    within = _within(position_column, cutoff)
     # a relevant row at position p with c relevant rows above it adds (c + 1) / p
     per_row = (relevant & within).cast(pl.Float64) * (pl.col(RELEVANT_BEFORE).cast(pl.Float64) + 1.0) / position
     r = pl.col(BLOCK_RELEVANT).cast(pl.Float64)
@@ -396,10 +425,10 @@ def _pack(start: pl.Expr, size: pl.Expr, relevant_rows: pl.Expr) -> pl.Expr:
     return start * (1 << (2 * _PACK_BITS)) + size * (1 << _PACK_BITS) + relevant_rows
 
 
-def _first_relevant_term(averaged: bool) -> Term:
+def _first_relevant_term(averaged: bool, position_column: str) -> Term:
     """The first relevant position; with tie averaging, the first tie block holding a relevant row, packed
     (`_pack`): a relevant row in no tie is a block of one."""
-    relevant, position = pl.col(RELEVANT), pl.col(POSITION).cast(pl.Int64)
+    relevant, position = pl.col(RELEVANT), pl.col(position_column).cast(pl.Int64)
     if not averaged:
         return Term(pl.when(relevant).then(position), None, least=True)
     alone = _pack(position - 1, pl.lit(1, pl.Int64), pl.lit(1, pl.Int64))
@@ -443,7 +472,7 @@ def _rows_that_count(rows: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFr
     """With finite cut-offs, a row past the largest k weighs nothing, and with tie averaging so does a tie
     block starting past it: drop them.  The blocks that reach the top k are those scoring at least the score
     at position k (fewer than k documents: every block).  Whatever ranks above a kept row is kept."""
-    cutoffs = [m.cutoff for m in spec.measures]
+    cutoffs = [_cut_at(m) for m in spec.measures]
     if None in cutoffs:
         return rows
     largest = max(c for c in cutoffs if c is not None)
@@ -554,13 +583,20 @@ def _first(value: pl.Expr, failing: pl.Expr) -> pl.Expr:
     return pl.when(failing).then(value).drop_nulls().first()
 
 
+def _doc_shown(spec: Spec, names: _Names) -> pl.Expr:
+    """A doc id as a message quotes it: the value, or with several doc columns a struct under the user's names."""
+    if len(names.docs) == 1:
+        return pl.col(names.docs[0])
+    return pl.struct(pl.col(internal).alias(name) for internal, name in zip(names.docs, spec.doc, strict=True))
+
+
 def _doc_value(docs: list[str]) -> pl.Expr:
     return pl.col(docs[0]) if len(docs) == 1 else pl.struct(docs)
 
 
-def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool, late: bool) -> list[DataCheck]:
-    """Checks counted over each query's rows, in the per-query group-by.  With the relevance joined late, the
-    rows hold no relevance: their labels are the judgments' (checked with them) or 0, which has a gain."""
+def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> list[DataCheck]:
+    """Checks counted over each query's rows, in the per-query group-by.  With judgments, the labels are
+    checked with the judgments (`_qrels_checks`)."""
     checks = [DataCheck(f"{_P}bad_score", non_finite(SCORE, schema[SCORE]).sum(), bad_values("score", spec.score.name))]
     if not judged:
         relevance = spec.relevance.name
@@ -577,8 +613,8 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool, late
                     message(ValueError, "ndcg_score should not be used on negative y_true values."),
                 )
             )
-    if spec.uses("ndcg", "dcg") and not late:
-        checks += _gain_checks(spec, "", " (unjudged documents count as label 0)" if judged else "")
+    if spec.uses("ndcg", "dcg") and not judged:  # judged labels are checked with the judgments
+        checks += _gain_checks(spec, "")
     if spec.doc:
         doc_names = ", ".join(quoted(d) for d in spec.doc)
         null_doc = pl.any_horizontal(pl.col(d).is_null() for d in names.docs)
@@ -601,7 +637,7 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool, late
                     f"query {{query}} lists doc {{value}} more than once (columns {query_names}, {doc_names}); "
                     "a duplicated (query, doc) pair, often from a join fan-out, would inflate the metric.",
                 ),
-                _first(_doc_value(names.docs), pl.col(DUPLICATED)),
+                _first(_doc_shown(spec, names), pl.col(DUPLICATED)),
             )
         )
     if names.hashed:
@@ -633,7 +669,7 @@ def _hash_collision_check(spec: Spec, names: _Names) -> DataCheck:
     )
 
 
-def _gain_checks(spec: Spec, source: str, note: str) -> list[DataCheck]:
+def _gain_checks(spec: Spec, source: str) -> list[DataCheck]:
     relevance, gain = pl.col(RELEVANCE), pl.col(GAIN)
     checks = []
     if isinstance(spec.gain, tuple):
@@ -644,7 +680,7 @@ def _gain_checks(spec: Spec, source: str, note: str) -> list[DataCheck]:
                 unmapped.sum(),
                 message(
                     ValueError,
-                    f"{source}relevance label {{value}} (query {{query}}) has no gain in the gain mapping{note}.",
+                    f"{source}relevance label {{value}} (query {{query}}) has no gain in the gain mapping.",
                 ),
                 _first(relevance, unmapped),
             )
@@ -692,12 +728,12 @@ def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
                 f"qrels list doc {{value}} twice for query {{query}} ({q}, {d}); each (query, doc) pair must be "
                 "judged once.",
             ),
-            _first(_doc_value(names.docs), duplicated),
+            _first(_doc_shown(spec, names), duplicated),
         ),
     ]
     if spec.uses("ndcg", "dcg"):
         # the qrels relevance column is named: the run may have a relevance column of its own
-        checks += _gain_checks(spec, f"qrels relevance column {quoted(spec.relevance.name)}: ", "")
+        checks += _gain_checks(spec, f"qrels relevance column {quoted(spec.relevance.name)}: ")
     return checks
 
 
@@ -851,7 +887,7 @@ def _join_judgments(
 
 
 def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
-    c, kind = measure.cutoff, measure.kind
+    c, kind = _cut_at(measure), measure.kind
     no_relevant = pl.lit(None if spec.no_relevant == "error" else spec.no_relevant, pl.Float64)
     if kind == "dcg":
         return pl.col(_term("dcg", c))
@@ -860,7 +896,8 @@ def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
         return pl.when(ideal == 0).then(no_relevant).otherwise(pl.col(_term("dcg", c)) / ideal)
     if kind == "p":
         hits = pl.col(_term("hits", c))
-        length = pl.col(ROWS).cast(pl.Float64) if c is None else pl.lit(float(c))
+        # P@k divides by k, past the list too (trec_eval); a k beyond Float64 makes it 0
+        length = pl.col(ROWS).cast(pl.Float64) if measure.cutoff is None else pl.lit(_as_float(measure.cutoff))
         return pl.when(length == 0).then(0.0).otherwise(hits / length)
     if kind in ("r", "ap"):
         relevant = _relevant_total(judged)
@@ -875,6 +912,13 @@ def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
     return pl.when(within).then(hit).otherwise(0.0)
 
 
+def _as_float(value: int) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 # the largest cut-off up to which `_with_first_relevant_expectations` sums in one elementwise step per position
 _UNROLLED_OFFSETS = 64
 
@@ -887,7 +931,7 @@ def _with_first_relevant_expectations(per_query: pl.LazyFrame, spec: Spec) -> pl
     if spec.ties != "average" or not spec.uses("rr", "success"):
         return per_query
     wanted: list[tuple[str, int | None]] = list(
-        dict.fromkeys((m.kind, m.cutoff) for m in spec.measures if m.kind in ("rr", "success"))
+        dict.fromkeys((m.kind, _cut_at(m)) for m in spec.measures if m.kind in ("rr", "success"))
     )
     first = pl.col(FIRST_RELEVANT)
     finite = [c for _, c in wanted if c is not None]
@@ -969,8 +1013,10 @@ def _flagged_per_query(
     if qrels is not None and not late:
         rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     if not late:
-        rows = _with_gain_and_relevant(rows, spec)
+        rows = _with_gain_and_relevant(rows, spec, judged)
     windows = [_position(spec, names).alias(POSITION)]
+    if _splits_positions(spec):
+        windows.append(_position(spec, names, by_relevant=True).alias(RELEVANT_POSITION))
     if spec.uses("ndcg") and not judged:
         windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
     if spec.doc:
@@ -983,17 +1029,19 @@ def _flagged_per_query(
     terms_rows = None
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
-        terms_rows = _with_term_columns(_with_gain_and_relevant(terms_rows, spec), spec, names, judged, ap_average=True)
+        terms_rows = _with_term_columns(
+            _with_gain_and_relevant(terms_rows, spec, judged), spec, names, judged, ap_average=True
+        )
     else:
         rows = _with_term_columns(rows, spec, names, judged, ap_average=False)
-    checks = _row_checks(spec, rows.collect_schema(), names, judged, late)
+    checks = _row_checks(spec, rows.collect_schema(), names, judged)
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
     if qrels is not None:
         per_query = _join_judgments(per_query, _judgments(qrels, spec, names), spec, names, groups)
     metrics = [_metric(i) for i in range(len(spec.measures))]
     per_query = _with_first_relevant_expectations(per_query, spec)
     per_query = per_query.with_columns(
-        _value(m, spec, judged).alias(name) for m, name in zip(spec.measures, metrics, strict=True)
+        _mean.positive_zero(_value(m, spec, judged)).alias(name) for m, name in zip(spec.measures, metrics, strict=True)
     )
     final = _final_checks(spec, names, metrics, judged)
     flags = [SCORED]
@@ -1008,7 +1056,7 @@ def _flagged_per_query(
         *([(pl.col(IN_RUN) & ~pl.col(HAS_JUDGMENTS)).alias(UNJUDGED)] if qrels is not None else []),
     )
     if spec.weight is not None:
-        per_query = per_query.with_columns(pl.col(WEIGHT_MIN).alias(WEIGHT))
+        per_query = per_query.with_columns(_mean.positive_zero(pl.col(WEIGHT_MIN)).alias(WEIGHT))
     output = [*names.keys, *metrics, *([WEIGHT] if spec.weight is not None else []), *flags]
     where = _describe_keys(list(spec.query), list(spec.by))
     checked = apply_checks(per_query.sort(names.keys, nulls_last=True), where, names.keys, output, [*checks, *final])

@@ -11,6 +11,7 @@ joins them first (`k=None`, optimistic / pessimistic ties, a gain mapping withou
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -80,10 +81,12 @@ def test_the_qrels_path_equals_the_in_frame_path(
     assert_frame_equal(judged, expected, rel_tol=1e-12, abs_tol=1e-12)
 
 
-def test_a_gain_mapping_without_label_0_still_checks_unjudged_rows_past_the_cutoff() -> None:
-    """An unjudged document counts as label 0; a mapping without 0 has no gain for it, wherever it ranks
-    (here at position 3, past k=1): the error does not depend on the cut-off."""
+def test_an_unjudged_document_needs_no_gain_in_a_mapping(engine: Engine) -> None:
+    """Unjudged documents have gain 0 (trec_eval), so a mapping need not name label 0.  By hand: the run ranks
+    a (1), b (2), c (unjudged); gains 1 and 3: DCG@3 = 1 + 3 / log2(3); ideal 3 + 1 / log2(3)."""
     run = pl.DataFrame({"query": [1, 1, 1], "doc": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
     qrels = pl.DataFrame({"query": [1, 1], "doc": ["a", "b"], "relevance": [1, 2]})
-    with pytest.raises(ValueError, match=r"relevance label 0\.0 \(query 1\) has no gain in the gain mapping"):
-        run.rank_metrics.ndcg(k=1, doc="doc", qrels=qrels, gain={1: 1.0, 2: 3.0})
+    result = engine(run, "ndcg", k=[1, 3], doc="doc", qrels=qrels, gain={1: 1.0, 2: 3.0})
+    assert result["ndcg@1"].to_list() == pytest.approx([1 / 3], rel=1e-12)
+    expected = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))
+    assert result["ndcg@3"].to_list() == pytest.approx([expected], rel=1e-12)
