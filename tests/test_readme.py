@@ -24,7 +24,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
-import math
 import os
 import re
 import shlex
@@ -136,8 +135,7 @@ def assert_cell_shown(actual: object, shown: str, where: str) -> None:
     if shown == "null":
         assert actual is None, f"{where}: shows null, the frame holds {actual!r}"
     elif isinstance(actual, float):
-        tolerance = 0.5 * 10.0 ** -decimals(shown) + 1e-12
-        assert math.isclose(actual, float(shown), rel_tol=0.0, abs_tol=tolerance), f"{where}: shows {shown}, is {actual!r}"
+        assert f"{actual:.{decimals(shown)}f}" == shown, f"{where}: shows {shown}, is {actual!r}"
     else:
         assert str(actual) == shown, f"{where}: shows {shown}, the frame holds {actual!r}"
 
@@ -325,12 +323,14 @@ def test_readme_block_runs_as_written(block: Block, readme_run: ReadmeRun, monke
     readme_run.run(block)
 
 
-def test_every_block_has_a_runner() -> None:
-    """23 fenced blocks today: 18 runnable (python, bash, transcripts) and 2 outputs, the rest as counted."""
-    assert [block.language for block in BLOCKS].count("python") >= 15
-    assert all(block.directive(SKIP) is None for block in BLOCKS if block.language == "python"), (
-        "every Python block runs"
-    )
+def test_readme_directives_are_known_and_every_python_block_runs() -> None:
+    known = (SKIP, SKIP_LINES, SETUP, GIVEN)
+    for block in BLOCKS:
+        for directive in block.directives:
+            assert any(pattern.match(directive) for pattern in known), f"{block.label}: unknown directive {directive!r}"
+        if block.language == "python":
+            assert block.directive(SKIP) is None, f"{block.label}: a Python block is skipped"
+    assert sum(block.language == "python" for block in BLOCKS) >= 15
 
 
 def test_quick_start_example_runs(tmp_path: Path) -> None:
