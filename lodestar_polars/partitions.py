@@ -54,6 +54,8 @@ _UNJUDGED = "queries_without_judgments"
 # the option keywords that name columns of the source; anything else the methods take is a setting
 _COLUMN_OPTIONS = ("query", "relevance", "score", "doc", "weight", "by")
 _DEFAULT_COLUMNS = {"query": "query", "relevance": "relevance", "score": "score"}
+# the options that take a column or an expression evaluated on each row
+_VALUE_OPTIONS = ("score", "relevance", "weight")
 
 
 def sink(
@@ -99,6 +101,11 @@ def sink(
         gets the judgments of its own queries (the judgments are bucketed by the same hash).  With `by=`,
         the buckets still split by the query key only, so a query stays in one bucket whatever its groups
         (and with `missing_queries="zero"` a judged query is scored in every group of the whole run).
+        Expression inputs (`score=`, `relevance=`, `weight=`) are evaluated over the whole source in the
+        pass that writes the buckets (the relevance over the whole judgments with `qrels=`), as the single
+        plan evaluates them, so an aggregate or a window (`pl.col("score") - pl.col("score").mean()`,
+        `pl.col("score").median().over("model")`) gives the single plan's values; that pass holds what the
+        expression needs in memory (a window over the whole source holds its input).
 
     Returns
     -------
@@ -169,12 +176,13 @@ def sink(
     metric_columns = [name for name in mean_schema.names() if name not in (*by, *COUNT_COLUMNS)]
     weight = [name for name in per_query_schema.names() if name not in (*by, *query, *metric_columns)]
 
+    source, qrels, options = _store_expression_inputs(source, qrels, options)
     work = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
     try:
         projected = _needed_columns(source, metric, options)
         rows_folder = _write_buckets(projected, query, partitions, work / "rows")
         if qrels is not None:
-            qrels_folder = _write_buckets(qrels.lazy(), query, partitions, work / "qrels")
+            qrels_folder = _write_buckets(qrels, query, partitions, work / "qrels")
         output = work / "per_query"
         output.mkdir()
         every_group = None
@@ -187,14 +195,14 @@ def sink(
             if rows is not None or judged is not None:  # a bucket with judgments only can score queries 0
                 run = projected.clear() if rows is None else rows
                 if qrels is not None and judged is None:
-                    judged = qrels.lazy().clear()
+                    judged = qrels.clear()
                 per_query, partial = _evaluate(run, judged, metric, options, every_group)
                 per_query.write_parquet(output / f"part-{index:05d}.parquet")
                 sums.append(_partial_sums(per_query, metric_columns, weight, by, partial))
             if bar is not None:
                 bar.update(1)
         if not sums:  # no row and no judgment at all: the single plan's answer on an empty frame
-            empty_qrels = qrels.lazy().clear() if qrels is not None else None
+            empty_qrels = qrels.clear() if qrels is not None else None
             per_query, partial = _evaluate(projected.clear(), empty_qrels, metric, options, None)
             per_query.write_parquet(output / "part-00000.parquet")
             sums.append(_partial_sums(per_query, metric_columns, weight, by, partial))
@@ -210,6 +218,45 @@ def sink(
             bar.close()
         shutil.rmtree(work, ignore_errors=True)
     return mean
+
+
+def _store_expression_inputs(
+    source: pl.LazyFrame, qrels: pl.DataFrame | pl.LazyFrame | None, options: dict[str, Any]
+) -> tuple[pl.LazyFrame, pl.LazyFrame | None, dict[str, Any]]:
+    """The source (and judgments) with each expression input (score, relevance, weight) evaluated into a
+    column of its own, and the options reading those columns under the expressions' names.
+
+    The expressions are evaluated over the whole source in the pass that writes the buckets, as the single
+    plan evaluates them: an aggregate or window (`pl.col("score").mean()`, `.over("model")`) sees every
+    row, not one bucket's.  The relevance expression is evaluated over the judgments when there are some.
+    """
+    taken = set(source.collect_schema().names())
+    qrels_frame = qrels.lazy() if qrels is not None else None
+    if qrels_frame is not None:
+        taken |= set(qrels_frame.collect_schema().names())
+    on_source: list[pl.Expr] = []
+    on_qrels: list[pl.Expr] = []
+    stored_options = dict(options)
+    for role in _VALUE_OPTIONS:
+        value = options.get(role)
+        if not isinstance(value, pl.Expr):
+            continue
+        stored = f"__lodestar_sink_{role}"
+        while stored in taken:
+            stored += "_"
+        taken.add(stored)
+        # the name `_spec` gives an expression input, so the outputs and messages keep it
+        name = value.meta.output_name(raise_if_undetermined=False) or str(value)
+        stored_options[role] = pl.col(stored).alias(name)
+        judged_relevance = role == "relevance" and qrels_frame is not None
+        (on_qrels if judged_relevance else on_source).append(value.alias(stored))
+    if on_source:
+        source = source.with_columns(on_source)
+    if qrels_frame is not None:
+        if on_qrels:
+            qrels_frame = qrels_frame.with_columns(on_qrels)
+        stored_options["qrels"] = qrels_frame
+    return source, qrels_frame, stored_options
 
 
 def _evaluate(

@@ -156,6 +156,51 @@ def test_sink_scores_a_judged_query_whose_bucket_has_no_run_row(tmp_path: Path) 
     assert mean["queries"].item() == 6  # query 1 scores 1.0, the five judged queries without run rows 0.0
 
 
+# Expression inputs that are not elementwise: the single plan evaluates them over the whole frame, so must sink
+# (a bucket's own mean, median or window would give other values, hence other rankings and weights).
+NOT_ELEMENTWISE: list[tuple[str, dict[str, Any]]] = [
+    ("ndcg", {"score": (pl.col("score") - pl.col("score").mean()).abs()}),
+    ("ndcg", {"score": (pl.col("score") - pl.col("score").median().over("model")).abs(), "k": [1, 5]}),
+    ("reciprocal_rank", {"score": pl.col("extra").mean().over("doc"), "ties": "input", "k": [1, None]}),
+    ("dcg", {"relevance": pl.col("relevance") + pl.col("extra").mean().over("doc"), "k": [2, None]}),
+    ("ndcg", {"weight": pl.col("w") / pl.col("w").sum(), "k": 3}),
+    ("evaluate", {"measures": ["ndcg@3", "ap"], "weight": pl.col("w").max().over("model") - pl.col("w") + 1}),
+    ("precision", {"score": -pl.col("score"), "weight": pl.col("w") * 2, "k": 2}),  # elementwise still works
+]
+
+
+@pytest.mark.parametrize(("metric", "options"), NOT_ELEMENTWISE, ids=[str(i) for i in range(len(NOT_ELEMENTWISE))])
+def test_sink_evaluates_expression_inputs_over_the_whole_source(
+    tmp_path: Path, metric: str, options: dict[str, Any]
+) -> None:
+    frame = ragged_run(seed=11).with_columns(model=(pl.col("query") % 3).cast(pl.String))
+    path = tmp_path / "out"
+    mean = sink(frame.lazy(), path, metric=metric, partitions=6, **options)
+    whole = getattr(frame.rank_metrics, metric)(**options)
+    assert_frame_equal(per_query_at(path), whole, rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(mean, getattr(frame.rank_metrics, metric + "_mean")(**options), rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_sink_evaluates_a_relevance_expression_over_the_whole_judgments(
+    tmp_path: Path, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
+) -> None:
+    run, qrels = run_and_qrels
+    # relevant: judged above the judgments' median label, a number of the whole judgments only
+    options = {
+        "doc": "doc",
+        "qrels": qrels.lazy(),
+        "relevance": pl.col("relevance") > pl.col("relevance").median(),
+        "score": pl.col("score") - pl.col("score").mean(),
+        "k": [3, None],
+    }
+    assert qrels["relevance"].median() not in (qrels["relevance"].min(), qrels["relevance"].max())
+    path = tmp_path / "out"
+    mean = sink(run.lazy(), path, metric="average_precision", partitions=16, **options)
+    whole = run.rank_metrics.average_precision(**options)
+    assert_frame_equal(per_query_at(path), whole, rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(mean, run.rank_metrics.average_precision_mean(**options), rel_tol=1e-12, abs_tol=1e-12)
+
+
 # -- errors and atomicity ------------------------------------------------------------------------------------
 
 
