@@ -455,6 +455,52 @@ def test_an_expression_over_an_unknown_column_names_its_role(engine: Engine, rol
         engine(expression_frame(), "ndcg", **options)
 
 
+ROW_CHANGING = [
+    ("score", pl.col("a").head(2), r"slice"),
+    ("score", pl.col("a").filter(pl.col("b") > 0.7), r"filter"),
+    ("relevance", pl.col("label").unique(), r"unique"),
+    ("weight", pl.col("w").drop_nulls(), r"drop_nulls"),
+    ("score", pl.col("a").sort().head(3).over("model"), r"over"),
+]
+
+
+@pytest.mark.parametrize(("role", "expression", "shown"), ROW_CHANGING, ids=[e[2] for e in ROW_CHANGING])
+def test_an_expression_that_changes_the_number_of_rows_is_refused_at_call_time(
+    role: str, expression: pl.Expr, shown: str
+) -> None:
+    """Polars would raise "zip node received non-equal length inputs" at collect; the method refuses it when
+    called, on a LazyFrame too, naming the role and the expression."""
+    options: dict[str, Any] = {"score": "a", "relevance": "label", role: expression}
+    pattern = rf"^{role} expression .*{shown}.* changes the number of rows"
+    with pytest.raises(pl.exceptions.ShapeError, match=pattern):
+        expression_frame().lazy().rank_metrics.ndcg(**options)
+    with pytest.raises(pl.exceptions.ShapeError, match=pattern):
+        expression_frame().lazy().rank_metrics.evaluate(["ap", "ndcg@2"], **options)
+
+
+def test_a_relevance_expression_over_the_judgments_that_changes_the_rows_is_refused() -> None:
+    run = pl.DataFrame({"query": [1, 1], "doc": ["a", "b"], "score": [0.5, 0.2]})
+    qrels = pl.DataFrame({"query": [1, 1, 1], "doc": ["a", "b", "c"], "relevance": [1, 0, 2]})
+    with pytest.raises(pl.exceptions.ShapeError, match=r"^relevance expression .* of qrels it gives"):
+        run.rank_metrics.ndcg(doc="doc", qrels=qrels, relevance=pl.col("relevance").head(2))
+
+
+def test_aggregate_and_window_expression_inputs_stay_accepted(engine: Engine) -> None:
+    """An aggregation broadcasts its one value to every row; a window gives one value per row."""
+    frame = expression_frame()
+    centred = (pl.col("a") - pl.col("a").mean()).abs()
+    by_model = pl.col("a") - pl.col("a").median().over("model")
+    got = engine(frame, "ndcg", k=[1, 2], score=centred, relevance="label", weight=pl.col("w").max().over("query"))
+    expected = frame.with_columns(s=centred, m=pl.col("w").max().over("query")).rank_metrics.ndcg(
+        k=[1, 2], score="s", relevance="label", weight="m"
+    )
+    assert_same(got, expected.rename({"m": "w"}))
+    got = engine(frame, "average_precision", score=by_model, relevance=pl.col("label") > pl.col("label").mean())
+    precomputed = frame.with_columns(s=by_model, r=pl.col("label") > pl.col("label").mean())
+    expected = precomputed.rank_metrics.average_precision(score="s", relevance="r")
+    assert_same(got, expected)
+
+
 # --- regression: judgments joined in without losing the run's row order ---------------------------------
 
 
