@@ -551,6 +551,60 @@ def test_mean_of_the_per_query_frame_finds_the_metrics_itself(engine: Engine) ->
     assert_same(means, engine(two_models(), "ndcg_mean", by=["model", "locale"], k=[1, None]))
 
 
+def mean_input() -> pl.DataFrame:
+    return pl.DataFrame({"model": ["a", "a", "b"], "query": [1, 2, 3], "ndcg": [0.5, 0.2, 0.9], "w": [1.0, 2.0, 1.0]})
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("bad", [None, float("nan"), float("inf")])
+def test_mean_refuses_a_bad_weight_as_the_methods_do(lazy: bool, bad: float | None) -> None:
+    """Before: a null weight was left out of the mean but counted in `queries` (3 queries, weight_sum 2.0)."""
+    frame = mean_input().with_columns(w=pl.Series([1.0, bad, 1.0]))
+    methods_message = r"weight column 'w' has 1 null, NaN or infinite value\(s\)"
+    run = pl.DataFrame({"query": [1, 2, 3], "relevance": [1, 1, 1], "score": [1.0, 1.0, 1.0], "w": frame["w"]})
+    with pytest.raises(ValueError, match=methods_message):
+        run.rank_metrics.ndcg_mean(weight="w")
+    per_query = frame.lazy() if lazy else frame
+    with pytest.raises(ValueError, match=methods_message + r"\.$"):
+        lodestar_polars.mean(per_query, weight="w").lazy().collect()
+    with pytest.raises(ValueError, match=methods_message + r", the first in group model='a'\.$"):
+        lodestar_polars.mean(per_query, weight="w", by="model").lazy().collect()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_mean_names_a_nan_or_infinite_metric_value(bad: float) -> None:
+    frame = mean_input().with_columns(ndcg=pl.Series([0.5, 0.2, bad]))
+    with pytest.raises(ValueError, match=r"^metric column 'ndcg' has 1 NaN or infinite value\(s\)\.$"):
+        lodestar_polars.mean(frame)
+    with pytest.raises(
+        ValueError, match=r"^metric column 'ndcg' has 1 NaN or infinite value\(s\), the first in group model='b'"
+    ):
+        lodestar_polars.mean(frame.lazy(), by="model", weight="w").collect()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"metrics": ["ndcg", "ndcg"]}, r"^`metrics` lists column 'ndcg' twice"),
+        ({"by": ["model", "model"]}, r"^`by` lists column 'model' twice"),
+        ({"by": "ndcg", "metrics": ["ndcg"]}, r"^column 'ndcg' is both a `by` column and a metric"),
+        ({"by": ["model", "ndcg"], "metrics": "ndcg"}, r"^column 'ndcg' is both a `by` column and a metric"),
+    ],
+)
+def test_mean_refuses_a_column_named_twice(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        lodestar_polars.mean(mean_input().lazy(), **options)
+
+
+def test_mean_never_averages_the_weight_column_as_a_metric() -> None:
+    """A weight column named like a metric ("p") is the weight, not a metric, when metrics=None."""
+    frame = mean_input().rename({"w": "p"})
+    got = lodestar_polars.mean(frame, weight="p")
+    # by hand: (1 * 0.5 + 2 * 0.2 + 1 * 0.9) / (1 + 2 + 1) = 1.8 / 4
+    assert got.columns == ["ndcg", "queries", "weight_sum"]
+    assert got.row(0) == pytest.approx((0.45, 3, 4.0))
+
+
 def test_an_empty_frame_keeps_the_by_and_query_dtypes(engine: Engine) -> None:
     frame = pl.DataFrame(schema={"model": pl.Categorical, "query": pl.Int32, "relevance": pl.Int8, "score": pl.Float32})
     result = engine(frame, "ndcg", by="model", k=3)
