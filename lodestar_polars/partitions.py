@@ -422,9 +422,11 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
     """Combine mean frames computed over disjoint sets of queries into the frame the whole would give.
 
     Each mean is weighted by its `weight_sum` and the counts (`queries`, `weight_sum`,
-    `queries_without_judgments`) are added.  The frames must not share a query (each must hold whole
-    queries).  Exact for the mean columns whose queries are those counted in `weight_sum`: always, unless
-    `no_relevant=None` leaves out different queries at different cut-offs (`sink` is exact even then).
+    `queries_without_judgments`) are added.  A null mean (a part without query) adds nothing to its
+    column; `queries` and `weight_sum` count the first mean's queries, so a part whose first mean is null
+    adds nothing to them either.  The frames must not share a query (each must hold whole queries).  Exact
+    for the mean columns whose queries are those counted in `weight_sum`: always, unless `no_relevant=None`
+    leaves out different queries at different cut-offs (`sink` is exact even then).
 
     Parameters
     ----------
@@ -439,6 +441,15 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
     -------
     pl.DataFrame
         One row (one per by group with `by`), the columns and types of the inputs.
+
+    Raises
+    ------
+    ValueError
+        Frames of different columns, a repeated by group, a NaN or infinite mean, a negative or non-integer
+        count, a weight_sum that is not a finite non-negative number (naming the frame, column and group);
+        a first mean null in every frame (no query to average).
+    ZeroDivisionError
+        Weights summing to zero.
 
     Examples
     --------
@@ -476,17 +487,69 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
             group = repeated.select(groups).row(0)
             msg = f"combine_means takes one row per by group in each frame; group {group} repeats."
             raise ValueError(msg)
-    stacked = pl.concat(means)
     values = [name for name in columns if name not in groups]
-    weight_sum = pl.col("weight_sum").sum()
+    if all(name in COUNT_COLUMNS for name in values):
+        msg = f"combine_means takes the frames of the *_mean methods (with a mean column), got columns {columns}."
+        raise ValueError(msg)
+    for index, frame in enumerate(means):
+        _check_mean_frame(index, frame, groups, values)
+    stacked = pl.concat(means)
+    averaged = [name for name in values if name not in COUNT_COLUMNS]
+    # queries and weight_sum count the queries of the first mean: a part without one adds nothing to them
+    entered = pl.col(averaged[0]).is_not_null()
     combined_columns = [
-        pl.col(name).sum() if name in COUNT_COLUMNS else ((pl.col(name) * pl.col("weight_sum")).sum() / weight_sum)
+        _combined_mean(name)
+        if name in averaged
+        else pl.col(name).filter(entered).sum()
+        if name in ("queries", "weight_sum")
+        else pl.col(name).sum()
         for name in values
     ]
     if groups:
         combined = stacked.group_by(groups).agg(combined_columns).sort(groups, nulls_last=True)
     else:
         combined = stacked.select(combined_columns)
-    if (combined["weight_sum"] == 0).any():
+    without_query = combined.filter(pl.col(averaged[0]).is_null())
+    if without_query.height:
+        group = f" in group {without_query.select(groups).row(0)}" if groups else ""
+        msg = f"no query to average{group}: the mean {averaged[0]!r} is null in every frame."
+        raise ValueError(msg)
+    zero_weight = pl.any_horizontal(pl.col("weight_sum") == 0, *(pl.col(name).is_nan() for name in averaged))
+    if combined.select(zero_weight.any()).item():
         raise ZeroDivisionError(ZERO_WEIGHTS_MESSAGE)
     return combined.select(pl.col(name).cast(stacked.schema[name]) for name in columns)
+
+
+def _combined_mean(name: str) -> pl.Expr:
+    """The parts' means weighted by their weight_sum; a part whose mean is null (no query) adds nothing."""
+    present = pl.col(name).is_not_null()
+    weighted = (pl.col(name) * pl.col("weight_sum")).filter(present).sum()
+    return pl.when(present.any()).then(weighted / pl.col("weight_sum").filter(present).sum()).alias(name)
+
+
+def _check_mean_frame(index: int, frame: pl.DataFrame, groups: list[str], values: list[str]) -> None:
+    """The values a mean frame can hold: finite means (or null: no query), counts that are non-negative
+    integers, a finite non-negative weight_sum."""
+    for name in values:
+        dtype = frame.schema[name]
+        if name in ("queries", _UNJUDGED):
+            kind = "a non-negative integer"
+            accepted = dtype.is_integer()
+            bad = pl.col(name).is_null() | (pl.col(name) < 0)
+        elif name == "weight_sum":
+            kind = "a finite non-negative number"
+            accepted = dtype.is_numeric()
+            bad = pl.col(name).is_null() | ~pl.col(name).is_finite() | (pl.col(name) < 0)
+        else:
+            kind = "a finite number or null (no query)"
+            accepted = dtype.is_numeric()
+            bad = ~pl.col(name).is_finite()
+        if not accepted:
+            msg = f"combine_means: column {name!r} of means[{index}] has dtype {dtype}; each value must be {kind}."
+            raise ValueError(msg)
+        offending = frame.filter(bad.fill_null(False))
+        if offending.height:
+            row = offending.row(0, named=True)
+            group = f" (group {tuple(row[key] for key in groups)})" if groups else ""
+            msg = f"combine_means: column {name!r} of means[{index}]{group} is {row[name]!r}; it must be {kind}."
+            raise ValueError(msg)

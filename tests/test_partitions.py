@@ -413,6 +413,46 @@ def test_combine_means_by_refuses_a_repeated_group_or_a_missing_column() -> None
         combine_means([mean], by="market")
 
 
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"ndcg": [float("nan")]}, r"column 'ndcg' of means\[1\] is nan; it must be a finite number or null"),
+        ({"ndcg": [float("inf")]}, r"column 'ndcg' of means\[1\] is inf; it must be a finite number or null"),
+        ({"queries": [-1]}, r"column 'queries' of means\[1\] is -1; it must be a non-negative integer"),
+        ({"queries": [1.0]}, r"column 'queries' of means\[1\] has dtype Float64; each value must be a non-negative"),
+        ({"weight_sum": ["1.0"]}, r"column 'weight_sum' of means\[1\] has dtype String; each value must be a finite"),
+        ({"weight_sum": [-1.0]}, r"column 'weight_sum' of means\[1\] is -1.0; it must be a finite non-negative"),
+        ({"weight_sum": [float("nan")]}, r"column 'weight_sum' of means\[1\] is nan"),
+    ],
+)
+def test_combine_means_refuses_values_no_mean_frame_holds(bad: dict[str, list[Any]], message: str) -> None:
+    good = pl.DataFrame({"ndcg": [0.5], "queries": [2], "weight_sum": [2.0]})
+    with pytest.raises(ValueError, match=f"^combine_means: {message}"):
+        combine_means([good, pl.DataFrame({**good.to_dict(as_series=False), **bad})])
+
+
+def test_combine_means_names_the_group_of_a_bad_value() -> None:
+    good = pl.DataFrame({"group": ["x", "y"], "ndcg": [0.5, 0.5], "queries": [1, 1], "weight_sum": [1.0, 1.0]})
+    bad = good.with_columns(ndcg=pl.Series([0.5, float("nan")]))
+    with pytest.raises(ValueError, match=r"column 'ndcg' of means\[1\] \(group \('y',\)\) is nan"):
+        combine_means([good, bad], by="group")
+
+
+def test_combine_means_a_part_whose_mean_is_null_adds_nothing() -> None:
+    """A part with no query (null mean) used to enter the denominator with its weight_sum: 1.0 / 5.0."""
+    first = pl.DataFrame({"ndcg": [0.5], "p@1": [1.0], "queries": [2], "weight_sum": [2.0]})
+    empty = pl.DataFrame(
+        {"ndcg": [None], "p@1": [None], "queries": [0], "weight_sum": [3.0]},
+        schema_overrides={"ndcg": pl.Float64, "p@1": pl.Float64},
+    )
+    assert combine_means([first, empty]).row(0) == (0.5, 1.0, 2, 2.0)
+    # only the second mean null: it is weighted over the parts that have it; the counts follow the first
+    partly = pl.DataFrame({"ndcg": [0.8], "p@1": [None], "queries": [1], "weight_sum": [2.0]}).cast({"p@1": pl.Float64})
+    assert combine_means([first, partly]).row(0) == pytest.approx(((0.5 * 2 + 0.8 * 2) / 4, 1.0, 3, 4.0))
+    with pytest.raises(ValueError, match=r"^no query to average: the mean 'ndcg' is null in every frame"):
+        combine_means([empty, empty])
+
+
 def test_combine_means_zero_weight_sum_raises() -> None:
     mean = pl.DataFrame({"ndcg": [0.5], "queries": [1], "weight_sum": [0.0]})
     with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
