@@ -511,8 +511,8 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
         combined = stacked.select(combined_columns)
     without_query = combined.filter(pl.col(averaged[0]).is_null())
     if without_query.height:
-        group = f" in group {without_query.select(groups).row(0)}" if groups else ""
-        msg = f"no query to average{group}: the mean {averaged[0]!r} is null in every frame."
+        in_group = f" in group {without_query.select(groups).row(0)}" if groups else ""
+        msg = f"no query to average{in_group}: the mean {averaged[0]!r} is null in every frame."
         raise ValueError(msg)
     zero_weight = pl.any_horizontal(pl.col("weight_sum") == 0, *(pl.col(name).is_nan() for name in averaged))
     if combined.select(zero_weight.any()).item():
