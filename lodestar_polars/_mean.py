@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
-from ._checks import DataCheck, apply_checks, describe, message, quoted
+from ._checks import DataCheck, apply_checks, describe, message, non_finite, quoted
 from ._spec import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
 
 QUERIES = "__lodestar_queries"
@@ -22,6 +22,9 @@ UNJUDGED = "__lodestar_queries_without_judgments"
 _NO_QUERIES = "__lodestar_no_queries"
 _ZERO_WEIGHT = "__lodestar_zero_weight"
 _NOT_FINITE = "__lodestar_mean_not_finite"
+_WEIGHT = "__lodestar_weight"
+_BAD_WEIGHTS = "__lodestar_bad_weights"
+_BAD_METRIC = "__lodestar_bad_metric"
 
 # the metric columns the package writes: ndcg, ndcg@10, p@5, reciprocal_rank@3, ...
 _METRIC_NAME = re.compile(
@@ -73,9 +76,11 @@ def finish_means(
     metrics: Sequence[str],
     weight_name: str | None,
     with_unjudged: bool,
+    checks: Sequence[DataCheck] = (),
 ) -> pl.LazyFrame:
     """The mean frame from the per-group sums: the group columns (renamed to `group_names`), one mean per
-    metric, `queries`, `weight_sum` (and `queries_without_judgments`), sorted by group; checked."""
+    metric, `queries`, `weight_sum` (and `queries_without_judgments`), sorted by group; checked (`checks`
+    first: counters the sums already hold, per group)."""
     means = [
         positive_zero(pl.col(weighted_sum(i)) / pl.col(weight_sum(i))).alias(metric) for i, metric in enumerate(metrics)
     ]
@@ -106,6 +111,7 @@ def finish_means(
     in_group = " in group {query}" if group_keys else ""
     # the counters are the columns computed just above, so each check's own expression is a placeholder
     checks = [
+        *checks,
         DataCheck(_NO_QUERIES, pl.lit(0), no_query),
         DataCheck(_ZERO_WEIGHT, pl.lit(0), message(ZeroDivisionError, ZERO_WEIGHTS_MESSAGE)),
         DataCheck(_NOT_FINITE, pl.lit(0), message(ValueError, f"a mean is not finite{in_group}: {overflow}.")),
@@ -129,14 +135,17 @@ def means(
     weight_name: str | None,
     scored: pl.Expr,
     unjudged: pl.Expr | None = None,
+    checks: Sequence[DataCheck] = (),
 ) -> pl.LazyFrame:
-    """The mean frame of a per-query frame (columns under internal or user names, as given)."""
+    """The mean frame of a per-query frame (columns under internal or user names, as given); `checks` count
+    over each group's rows."""
     weight_expr = pl.col(weight) if weight is not None else pl.lit(1.0)
     aggregations = sum_aggregations(metrics, weight_expr, scored)
     if unjudged is not None:
         aggregations.append(unjudged.sum().cast(pl.UInt32).alias(UNJUDGED))
+    aggregations += [expression for check in checks for expression in check.aggregations()]
     sums = per_query.group_by(group_keys).agg(aggregations) if group_keys else per_query.select(aggregations)
-    return finish_means(sums, group_keys, group_names, metrics, weight_name, unjudged is not None)
+    return finish_means(sums, group_keys, group_names, metrics, weight_name, unjudged is not None, checks)
 
 
 def _as_names(argument: str, value: str | Sequence[str] | None) -> list[str]:
@@ -148,6 +157,37 @@ def _as_names(argument: str, value: str | Sequence[str] | None) -> list[str]:
         return list(value)
     msg = f"`{argument}` must be a column name (str), a list of them, or None; got {value!r}."
     raise TypeError(msg)
+
+
+def _value_checks(
+    groups: Sequence[str], weight: str | None, metrics: Sequence[str], internal: Sequence[str]
+) -> list[DataCheck]:
+    """A null, NaN or infinite weight, as the methods refuse it; a NaN or infinite metric value (a null one
+    is left out of the mean).  Counted per group over the rows of the per-query frame."""
+    first = ", the first in group {query}" if groups else ""
+    checks = []
+    if weight is not None:
+        bad_weight = message(
+            ValueError, f"weight column {quoted(weight)} has {{total}} null, NaN or infinite value(s){first}."
+        )
+        checks.append(DataCheck(_BAD_WEIGHTS, non_finite(_WEIGHT, pl.Float64()).sum(), bad_weight))
+    for index, (name, column) in enumerate(zip(metrics, internal, strict=True)):
+        not_finite = (pl.col(column).is_nan() | pl.col(column).is_infinite()).fill_null(False)
+        bad_metric = message(ValueError, f"metric column {quoted(name)} has {{total}} NaN or infinite value(s){first}.")
+        checks.append(DataCheck(f"{_BAD_METRIC}_{index}", not_finite.sum(), bad_metric))
+    return checks
+
+
+def _require_distinct(groups: Sequence[str], metrics: Sequence[str]) -> None:
+    for argument, names in (("by", groups), ("metrics", metrics)):
+        repeated = sorted({name for name in names if list(names).count(name) > 1})
+        if repeated:
+            msg = f"`{argument}` lists column {repeated[0]!r} twice."
+            raise ValueError(msg)
+    both = [name for name in metrics if name in groups]
+    if both:
+        msg = f"column {both[0]!r} is both a `by` column and a metric; a column can have one role only."
+        raise ValueError(msg)
 
 
 def mean(
@@ -171,7 +211,7 @@ def mean(
         The weight column; None for the plain mean.
     metrics
         The metric columns to average; None: every column named like a metric (`ndcg`, `ndcg@10`, `p@5`,
-        `reciprocal_rank@3`, ...).
+        `reciprocal_rank@3`, ...) other than the by and weight columns.
 
     Returns
     -------
@@ -183,7 +223,9 @@ def mean(
     Raises
     ------
     ValueError
-        No query to average (naming the group), or sums that overflow Float64.
+        A by column or metric listed twice, a column both a by column and a metric; a null, NaN or
+        infinite weight; a NaN or infinite metric value (a null one is left out); no query to average
+        (naming the group), or sums that overflow Float64.
     ZeroDivisionError
         Weights summing to zero.
 
@@ -214,12 +256,13 @@ def mean(
         msg = f"`weight` names one column, got {weight!r}."
         raise TypeError(msg)
     if metrics is None:
-        chosen = [name for name in schema.names() if _METRIC_NAME.match(name) and name not in groups]
+        chosen = [name for name in schema.names() if _METRIC_NAME.match(name) and name not in (*groups, *weights)]
         if not chosen:
             msg = f"no metric column found (columns named like ndcg@10, p@5, ap...); columns: {schema.names()}."
             raise ValueError(msg)
     else:
         chosen = _as_names("metrics", metrics)
+    _require_distinct(groups, chosen)
     for role, names in (("by", groups), ("weight", weights), ("metric", chosen)):
         for name in names:
             if name not in schema:
@@ -234,15 +277,16 @@ def mean(
     columns = [pl.col(name).alias(key) for name, key in zip(groups, keys, strict=True)]
     columns += [pl.col(name).cast(pl.Float64).alias(key) for name, key in zip(chosen, internal, strict=True)]
     if weights:
-        columns.append(pl.col(weights[0]).cast(pl.Float64).alias("__lodestar_weight"))
+        columns.append(pl.col(weights[0]).cast(pl.Float64).alias(_WEIGHT))
     frame = per_query.lazy().select(columns)
     result = means(
         frame,
         keys,
         groups,
         internal,
-        "__lodestar_weight" if weights else None,
+        _WEIGHT if weights else None,
         weights[0] if weights else None,
         pl.lit(True),
+        checks=_value_checks(groups, weights[0] if weights else None, chosen, internal),
     ).rename(dict(zip(internal, chosen, strict=True)))
     return result.collect() if isinstance(per_query, pl.DataFrame) else result

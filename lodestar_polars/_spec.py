@@ -410,7 +410,46 @@ def value_dtype(schema: pl.Schema, where: str, role: str, column: Column) -> pl.
     except pl.exceptions.PolarsError as error:
         msg = f"{role} expression {column.expr} cannot be evaluated on {where}: {error}"
         raise pl.exceptions.InvalidOperationError(msg) from None
+    _require_one_value_per_row(schema, where, role, column)
     return evaluated.dtypes()[0]
+
+
+_SAMPLE_VALUES = (0, 0, None, 1, 2)  # a repeat and a null, so `unique()` and `drop_nulls()` drop rows too
+
+
+def _sample_column(name: str, dtype: pl.DataType, repeat: int) -> pl.Series:
+    values = pl.Series(name, list(_SAMPLE_VALUES) * repeat)
+    try:
+        return values.cast(dtype, strict=True)
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        return pl.Series(name, [None] * values.len(), dtype=dtype)
+
+
+def _require_one_value_per_row(schema: pl.Schema, where: str, role: str, column: Column) -> None:
+    """Refuse an expression input that changes the number of rows (`head(2)`, `filter`, `unique`...), which
+    the plan could not put beside the frame's columns.  It is evaluated on small frames of `schema` (a few
+    rows of made-up values, at two heights): an elementwise or window expression gives one value per row, an
+    aggregation one value (broadcast), anything else another count.  An expression the made-up values make
+    fail is not judged here."""
+    rule = (
+        "An expression input must give one value per row: elementwise, a window (`.over(...)`) or an "
+        "aggregation over the columns."
+    )
+    for repeat in (1, 2):
+        try:
+            sample = pl.DataFrame([_sample_column(name, dtype, repeat) for name, dtype in schema.items()])
+            height = sample.lazy().select(column.expr).collect().height
+        except pl.exceptions.ShapeError as error:  # e.g. a window whose groups change length
+            msg = f"{role} expression {column.expr} changes the number of rows ({error}).  {rule}"
+            raise pl.exceptions.ShapeError(msg) from None
+        except (pl.exceptions.PolarsError, TypeError, ValueError, ArithmeticError):
+            return
+        if height not in (1, sample.height):
+            msg = (
+                f"{role} expression {column.expr} changes the number of rows: on {sample.height} made-up rows "
+                f"with the columns of {where} it gives {height} values.  {rule}"
+            )
+            raise pl.exceptions.ShapeError(msg)
 
 
 def _require_numeric(dtype: pl.DataType, where: str, role: str, name: str, *, allow_boolean: bool) -> None:

@@ -419,9 +419,52 @@ def _describe_values(values: Sequence[object], limit: int = 5) -> str:
 
 
 def _describe_query(row: dict[str, Any], options: _Options) -> str:
-    if len(options.query) == 1:
-        return _describe(row[options.query[0]])
-    return "(" + ", ".join(f"{name}={_describe(row[name])}" for name in options.query) + ")"
+    return _describe_key(row, options.query)
+
+
+def _describe_key(row: dict[str, Any], query: Sequence[str]) -> str:
+    if len(query) == 1:
+        return _describe(row[query[0]])
+    return "(" + ", ".join(f"{name}={_describe(row[name])}" for name in query) + ")"
+
+
+def _require_finite(
+    frame: pl.DataFrame, metrics: Sequence[str], system: str | None, query: Sequence[str], role: str = "metric"
+) -> None:
+    """No NaN or infinite value in the float `metrics` columns; the message names the first row by its system
+    and query (those given).  Shared with `plot`."""
+    keys = [*([system] if system is not None else []), *query]
+    for metric in metrics:
+        if not frame.schema[metric].is_float():
+            continue
+        not_finite = pl.col(metric).is_nan() | pl.col(metric).is_infinite()
+        if frame.select(not_finite.any()).item():
+            bad = frame.filter(not_finite).sort(keys) if keys else frame.filter(not_finite)
+            first = bad.row(0, named=True)
+            where = [f"system {_describe(first[system])}"] if system is not None else []
+            where += [f"query {_describe_key(first, query)}"] if query else []
+            msg = f"{role} column {metric!r} has {bad.height} NaN or infinite value(s)"
+            msg += f", the first for {', '.join(where)}" if where else ""
+            raise ValueError(msg)
+
+
+def _repeated_pairs_message(
+    pairs: int, first: dict[str, Any], count: int, system: str, query: Sequence[str], caller: str
+) -> str:
+    return (
+        f"{pairs} (system, query) pair(s) have several rows: system {_describe(first[system])}, query "
+        f"{_describe_key(first, query)} has {count}; {caller} needs one row per system and query"
+    )
+
+
+def _require_one_row_per_pair(frame: pl.DataFrame, system: str, query: Sequence[str], caller: str) -> None:
+    """Each (system, query) pair on one row, as `compare` requires (`_pivot` checks it on its codes).  Shared
+    with `plot`."""
+    keys = [system, *query]
+    counts = frame.group_by(keys).len("__lodestar_rows").filter(pl.col("__lodestar_rows") > 1)
+    if counts.height:
+        first = counts.sort(keys).row(0, named=True)
+        raise ValueError(_repeated_pairs_message(counts.height, first, first["__lodestar_rows"], system, query, caller))
 
 
 def _check_frame(frame: pl.DataFrame, options: _Options, metrics: list[str]) -> None:
@@ -431,18 +474,7 @@ def _check_frame(frame: pl.DataFrame, options: _Options, metrics: list[str]) -> 
             msg = f"{role} column {column!r} has {nulls} null value(s)"
             raise ValueError(msg)
     keys = [options.system, *options.query]
-    for metric in metrics:
-        if not frame.schema[metric].is_float():
-            continue
-        not_finite = pl.col(metric).is_nan() | pl.col(metric).is_infinite()
-        if frame.select(not_finite.any()).item():
-            bad = frame.filter(not_finite).sort(keys)
-            first = bad.row(0, named=True)
-            msg = (
-                f"metric column {metric!r} has {bad.height} NaN or infinite value(s), the first for "
-                f"system {_describe(first[options.system])}, query {_describe_query(first, options)}"
-            )
-            raise ValueError(msg)
+    _require_finite(frame, metrics, options.system, options.query)
     if options.missing == "error":
         for metric in metrics:
             if not frame[metric].null_count():
@@ -479,11 +511,7 @@ def _pivot(
     if repeated.any():
         first = frame.row(int(np.flatnonzero(repeated[cells])[0]), named=True)
         count = int((cells == cells[np.flatnonzero(repeated[cells])[0]]).sum())
-        msg = (
-            f"{int(repeated.sum())} (system, query) pair(s) have several rows: system "
-            f"{_describe(first[options.system])}, query {_describe_query(first, options)} has {count}; "
-            "compare needs one row per system and query"
-        )
+        msg = _repeated_pairs_message(int(repeated.sum()), first, count, options.system, options.query, "compare")
         raise ValueError(msg)
     shape = (n_queries, n_systems)
     present = np.zeros(shape, dtype=bool)

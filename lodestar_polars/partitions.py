@@ -54,6 +54,8 @@ _UNJUDGED = "queries_without_judgments"
 # the option keywords that name columns of the source; anything else the methods take is a setting
 _COLUMN_OPTIONS = ("query", "relevance", "score", "doc", "weight", "by")
 _DEFAULT_COLUMNS = {"query": "query", "relevance": "relevance", "score": "score"}
+# the options that take a column or an expression evaluated on each row
+_VALUE_OPTIONS = ("score", "relevance", "weight")
 
 
 def sink(
@@ -99,6 +101,11 @@ def sink(
         gets the judgments of its own queries (the judgments are bucketed by the same hash).  With `by=`,
         the buckets still split by the query key only, so a query stays in one bucket whatever its groups
         (and with `missing_queries="zero"` a judged query is scored in every group of the whole run).
+        Expression inputs (`score=`, `relevance=`, `weight=`) are evaluated over the whole source in the
+        pass that writes the buckets (the relevance over the whole judgments with `qrels=`), as the single
+        plan evaluates them, so an aggregate or a window (`pl.col("score") - pl.col("score").mean()`,
+        `pl.col("score").median().over("model")`) gives the single plan's values; that pass holds what the
+        expression needs in memory (a window over the whole source holds its input).
 
     Returns
     -------
@@ -169,12 +176,13 @@ def sink(
     metric_columns = [name for name in mean_schema.names() if name not in (*by, *COUNT_COLUMNS)]
     weight = [name for name in per_query_schema.names() if name not in (*by, *query, *metric_columns)]
 
+    source, qrels, options = _store_expression_inputs(source, qrels, options)
     work = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
     try:
         projected = _needed_columns(source, metric, options)
         rows_folder = _write_buckets(projected, query, partitions, work / "rows")
         if qrels is not None:
-            qrels_folder = _write_buckets(qrels.lazy(), query, partitions, work / "qrels")
+            qrels_folder = _write_buckets(qrels, query, partitions, work / "qrels")
         output = work / "per_query"
         output.mkdir()
         every_group = None
@@ -187,14 +195,14 @@ def sink(
             if rows is not None or judged is not None:  # a bucket with judgments only can score queries 0
                 run = projected.clear() if rows is None else rows
                 if qrels is not None and judged is None:
-                    judged = qrels.lazy().clear()
+                    judged = qrels.clear()
                 per_query, partial = _evaluate(run, judged, metric, options, every_group)
                 per_query.write_parquet(output / f"part-{index:05d}.parquet")
                 sums.append(_partial_sums(per_query, metric_columns, weight, by, partial))
             if bar is not None:
                 bar.update(1)
         if not sums:  # no row and no judgment at all: the single plan's answer on an empty frame
-            empty_qrels = qrels.lazy().clear() if qrels is not None else None
+            empty_qrels = qrels.clear() if qrels is not None else None
             per_query, partial = _evaluate(projected.clear(), empty_qrels, metric, options, None)
             per_query.write_parquet(output / "part-00000.parquet")
             sums.append(_partial_sums(per_query, metric_columns, weight, by, partial))
@@ -210,6 +218,45 @@ def sink(
             bar.close()
         shutil.rmtree(work, ignore_errors=True)
     return mean
+
+
+def _store_expression_inputs(
+    source: pl.LazyFrame, qrels: pl.DataFrame | pl.LazyFrame | None, options: dict[str, Any]
+) -> tuple[pl.LazyFrame, pl.LazyFrame | None, dict[str, Any]]:
+    """The source (and judgments) with each expression input (score, relevance, weight) evaluated into a
+    column of its own, and the options reading those columns under the expressions' names.
+
+    The expressions are evaluated over the whole source in the pass that writes the buckets, as the single
+    plan evaluates them: an aggregate or window (`pl.col("score").mean()`, `.over("model")`) sees every
+    row, not one bucket's.  The relevance expression is evaluated over the judgments when there are some.
+    """
+    taken = set(source.collect_schema().names())
+    qrels_frame = qrels.lazy() if qrels is not None else None
+    if qrels_frame is not None:
+        taken |= set(qrels_frame.collect_schema().names())
+    on_source: list[pl.Expr] = []
+    on_qrels: list[pl.Expr] = []
+    stored_options = dict(options)
+    for role in _VALUE_OPTIONS:
+        value = options.get(role)
+        if not isinstance(value, pl.Expr):
+            continue
+        stored = f"__lodestar_sink_{role}"
+        while stored in taken:
+            stored += "_"
+        taken.add(stored)
+        # the name `_spec` gives an expression input, so the outputs and messages keep it
+        name = value.meta.output_name(raise_if_undetermined=False) or str(value)
+        stored_options[role] = pl.col(stored).alias(name)
+        judged_relevance = role == "relevance" and qrels_frame is not None
+        (on_qrels if judged_relevance else on_source).append(value.alias(stored))
+    if on_source:
+        source = source.with_columns(on_source)
+    if qrels_frame is not None:
+        if on_qrels:
+            qrels_frame = qrels_frame.with_columns(on_qrels)
+        stored_options["qrels"] = qrels_frame
+    return source, qrels_frame, stored_options
 
 
 def _evaluate(
@@ -375,9 +422,11 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
     """Combine mean frames computed over disjoint sets of queries into the frame the whole would give.
 
     Each mean is weighted by its `weight_sum` and the counts (`queries`, `weight_sum`,
-    `queries_without_judgments`) are added.  The frames must not share a query (each must hold whole
-    queries).  Exact for the mean columns whose queries are those counted in `weight_sum`: always, unless
-    `no_relevant=None` leaves out different queries at different cut-offs (`sink` is exact even then).
+    `queries_without_judgments`) are added.  A null mean (a part without query) adds nothing to its
+    column; `queries` and `weight_sum` count the first mean's queries, so a part whose first mean is null
+    adds nothing to them either.  The frames must not share a query (each must hold whole queries).  Exact
+    for the mean columns whose queries are those counted in `weight_sum`: always, unless `no_relevant=None`
+    leaves out different queries at different cut-offs (`sink` is exact even then).
 
     Parameters
     ----------
@@ -392,6 +441,15 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
     -------
     pl.DataFrame
         One row (one per by group with `by`), the columns and types of the inputs.
+
+    Raises
+    ------
+    ValueError
+        Frames of different columns, a repeated by group, a NaN or infinite mean, a negative or non-integer
+        count, a weight_sum that is not a finite non-negative number (naming the frame, column and group);
+        a first mean null in every frame (no query to average).
+    ZeroDivisionError
+        Weights summing to zero.
 
     Examples
     --------
@@ -429,17 +487,69 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
             group = repeated.select(groups).row(0)
             msg = f"combine_means takes one row per by group in each frame; group {group} repeats."
             raise ValueError(msg)
-    stacked = pl.concat(means)
     values = [name for name in columns if name not in groups]
-    weight_sum = pl.col("weight_sum").sum()
+    if all(name in COUNT_COLUMNS for name in values):
+        msg = f"combine_means takes the frames of the *_mean methods (with a mean column), got columns {columns}."
+        raise ValueError(msg)
+    for index, frame in enumerate(means):
+        _check_mean_frame(index, frame, groups, values)
+    stacked = pl.concat(means)
+    averaged = [name for name in values if name not in COUNT_COLUMNS]
+    # queries and weight_sum count the queries of the first mean: a part without one adds nothing to them
+    entered = pl.col(averaged[0]).is_not_null()
     combined_columns = [
-        pl.col(name).sum() if name in COUNT_COLUMNS else ((pl.col(name) * pl.col("weight_sum")).sum() / weight_sum)
+        _combined_mean(name)
+        if name in averaged
+        else pl.col(name).filter(entered).sum()
+        if name in ("queries", "weight_sum")
+        else pl.col(name).sum()
         for name in values
     ]
     if groups:
         combined = stacked.group_by(groups).agg(combined_columns).sort(groups, nulls_last=True)
     else:
         combined = stacked.select(combined_columns)
-    if (combined["weight_sum"] == 0).any():
+    without_query = combined.filter(pl.col(averaged[0]).is_null())
+    if without_query.height:
+        in_group = f" in group {without_query.select(groups).row(0)}" if groups else ""
+        msg = f"no query to average{in_group}: the mean {averaged[0]!r} is null in every frame."
+        raise ValueError(msg)
+    zero_weight = pl.any_horizontal(pl.col("weight_sum") == 0, *(pl.col(name).is_nan() for name in averaged))
+    if combined.select(zero_weight.any()).item():
         raise ZeroDivisionError(ZERO_WEIGHTS_MESSAGE)
     return combined.select(pl.col(name).cast(stacked.schema[name]) for name in columns)
+
+
+def _combined_mean(name: str) -> pl.Expr:
+    """The parts' means weighted by their weight_sum; a part whose mean is null (no query) adds nothing."""
+    present = pl.col(name).is_not_null()
+    weighted = (pl.col(name) * pl.col("weight_sum")).filter(present).sum()
+    return pl.when(present.any()).then(weighted / pl.col("weight_sum").filter(present).sum()).alias(name)
+
+
+def _check_mean_frame(index: int, frame: pl.DataFrame, groups: list[str], values: list[str]) -> None:
+    """The values a mean frame can hold: finite means (or null: no query), counts that are non-negative
+    integers, a finite non-negative weight_sum."""
+    for name in values:
+        dtype = frame.schema[name]
+        if name in ("queries", _UNJUDGED):
+            kind = "a non-negative integer"
+            accepted = dtype.is_integer()
+            bad = pl.col(name).is_null() | (pl.col(name) < 0)
+        elif name == "weight_sum":
+            kind = "a finite non-negative number"
+            accepted = dtype.is_numeric()
+            bad = pl.col(name).is_null() | ~pl.col(name).is_finite() | (pl.col(name) < 0)
+        else:
+            kind = "a finite number or null (no query)"
+            accepted = dtype.is_numeric()
+            bad = ~pl.col(name).is_finite()
+        if not accepted:
+            msg = f"combine_means: column {name!r} of means[{index}] has dtype {dtype}; each value must be {kind}."
+            raise ValueError(msg)
+        offending = frame.filter(bad.fill_null(False))
+        if offending.height:
+            row = offending.row(0, named=True)
+            group = f" (group {tuple(row[key] for key in groups)})" if groups else ""
+            msg = f"combine_means: column {name!r} of means[{index}]{group} is {row[name]!r}; it must be {kind}."
+            raise ValueError(msg)

@@ -11,6 +11,10 @@ system, so Altair's 5,000-row limit never applies and no global Altair setting i
 - `per_query_delta(per_query, system=..., baseline=..., metric=...)`: the per-query differences with the
   baseline, sorted (the wins / ties / losses picture).
 - `distribution(per_query, system=..., metric=...)`: box plots of the per-query values per system.
+
+Inputs are checked as `compare` checks its own, with its messages: one row per (system, query) in
+`per_query_delta`, no NaN or infinite value, one role per column, and a mean frame (one row per system) for
+`cutoff_curve`.  The charts' data use their own column names, so any system or metric column name works.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import numpy as np
 import polars as pl
 
 from .compare import COLUMNS as COMPARE_COLUMNS
-from .compare import _paired_deltas
+from .compare import _paired_deltas, _require_finite, _require_one_row_per_pair
 
 if TYPE_CHECKING:
     import altair as alt
@@ -59,6 +63,18 @@ def _collect(frame: pl.DataFrame | pl.LazyFrame, columns: Sequence[str], role: s
             raise ValueError(msg)
     selected = frame.select(columns)
     return selected if isinstance(selected, pl.DataFrame) else selected.collect()
+
+
+def _require_distinct_roles(roles: Sequence[tuple[str, str]]) -> None:
+    """Each column has one role (system, query, metric), as `compare` requires."""
+    seen: dict[str, str] = {}
+    for role, name in roles:
+        if name in seen:
+            msg = (
+                f"column {name!r} is both the {seen[name]} column and a {role} column; a column can have one role only"
+            )
+            raise ValueError(msg)
+        seen[name] = role
 
 
 def _inline(frame: pl.DataFrame) -> alt.InlineData:
@@ -119,11 +135,15 @@ def cutoff_curve(means: pl.DataFrame | pl.LazyFrame, *, by: str | None = None, m
         raise ValueError(msg)
     keys = [] if by is None else [by]
     frame = _collect(means, [*keys, *columns], "means")
-    long = frame.unpivot(index=keys, on=columns, variable_name="column", value_name="value").with_columns(
-        k=pl.col("column").str.extract(r"@(\d+)$").cast(pl.Int64)
+    _require_one_row_per_system(frame, by)
+    _require_finite(frame, columns, by, (), role="mean")
+    # the system under the chart's own name before unpivoting, so a by column named "k" or "value" is no clash
+    system = [] if by is None else ["system"]
+    long = (
+        frame.select(*(pl.col(key).cast(pl.String).alias("system") for key in keys), *columns)
+        .unpivot(index=system, on=columns, variable_name="column", value_name="value")
+        .with_columns(k=pl.col("column").str.extract(r"@(\d+)$").cast(pl.Int64))
     )
-    if by is not None:
-        long = long.with_columns(system=pl.col(by).cast(pl.String))
     encoding: dict[str, Any] = {
         "x": alt.X("k:Q", title="cut-off k", scale=alt.Scale(zero=False)),
         "y": alt.Y("value:Q", title=f"mean {metric}", scale=alt.Scale(zero=False)),
@@ -133,12 +153,33 @@ def cutoff_curve(means: pl.DataFrame | pl.LazyFrame, *, by: str | None = None, m
         encoding["color"] = alt.Color("system:N", title=by)
         encoding["tooltip"].insert(0, alt.Tooltip("system:N", title=by))
     chart: alt.Chart = (
-        alt.Chart(_inline(long.sort([*keys, "k"]).select(*(["system"] if by else []), "column", "k", "value")))
+        alt.Chart(_inline(long.sort([*system, "k"]).select(*system, "column", "k", "value")))
         .mark_line(point=True)
         .encode(**encoding)
         .properties(title=f"{metric} by cut-off", width=420, height=260)
     )
     return chart
+
+
+def _require_one_row_per_system(means: pl.DataFrame, by: str | None) -> None:
+    """A mean frame has one row per system (one row without `by`): a per-query frame would draw one point per
+    query under the label "mean"."""
+    if by is None:
+        if means.height != 1:
+            msg = (
+                f"cutoff_curve takes a mean frame: one row without by=, got {means.height} rows (a per-query "
+                "frame? pass the frame ndcg_mean(k=[...]) returns, or by= naming the system column)"
+            )
+            raise ValueError(msg)
+        return
+    repeated = means.group_by(by).len("__lodestar_rows").filter(pl.col("__lodestar_rows") > 1)
+    if repeated.height:
+        first = repeated.sort(by).row(0, named=True)
+        msg = (
+            f"cutoff_curve takes a mean frame, one row per system: {by} {first[by]!r} has "
+            f"{first['__lodestar_rows']} rows (a per-query frame? pass the frame ndcg_mean(k=[...], by=...) returns)"
+        )
+        raise ValueError(msg)
 
 
 def means(comparison: pl.DataFrame, *, alpha: float = 0.05) -> alt.LayerChart | alt.FacetChart:
@@ -284,15 +325,26 @@ def per_query_delta(
         msg = f"max_points must be an integer >= 2, got {max_points!r}"
         raise ValueError(msg)
     keys = _query_columns(query)
+    _require_distinct_roles([("system", system), *(("query", key) for key in keys), ("metric", metric)])
     frame = _collect(per_query, [system, *keys, metric], "per-query")
     if baseline not in frame[system].unique().to_list():
         msg = f"baseline {baseline!r} is not a value of column {system!r}"
         raise ValueError(msg)
-    base_values = frame.filter(pl.col(system) == baseline).select(*keys, pl.col(metric).alias("__baseline"))
+    _require_one_row_per_pair(frame, system, keys, "per_query_delta")
+    _require_finite(frame, [metric], system, keys)
+    # under the chart's own names: a user column named "system", "__value"... is no clash
+    query_keys = [f"__lodestar_query_{index}" for index in range(len(keys))]
+    renamed = frame.select(
+        pl.col(system).alias("__lodestar_system"),
+        *(pl.col(key).alias(name) for key, name in zip(keys, query_keys, strict=True)),
+        pl.col(metric).alias("__value"),
+    )
+    is_baseline = pl.col("__lodestar_system").eq(baseline)
+    base_values = renamed.filter(is_baseline).select(*query_keys, pl.col("__value").alias("__baseline"))
     paired = (
-        frame.filter(pl.col(system) != baseline)
-        .join(base_values, on=keys, how="inner")
-        .select(pl.col(system).cast(pl.String).alias("system"), pl.col(metric).alias("__value"), pl.col("__baseline"))
+        renamed.filter(~is_baseline)
+        .join(base_values, on=query_keys, how="inner")
+        .select(pl.col("__lodestar_system").cast(pl.String).alias("system"), "__value", "__baseline")
         .drop_nulls()
     )
     if paired.is_empty():
@@ -365,27 +417,31 @@ def distribution(per_query: pl.DataFrame | pl.LazyFrame, *, system: str, metric:
     _require_altair()
     import altair as alt
 
-    frame = _collect(per_query, [system, metric], "per-query").drop_nulls(metric)
-    if frame.is_empty():
+    _require_distinct_roles([("system", system), ("metric", metric)])
+    collected = _collect(per_query, [system, metric], "per-query").drop_nulls(metric)
+    if collected.is_empty():
         msg = f"no value in column {metric!r}"
         raise ValueError(msg)
-    value = pl.col(metric)
-    quartiles = frame.group_by(system).agg(
+    _require_finite(collected, [metric], system, ())
+    # under the chart's own names: a system column named "median", "mean"... is no clash
+    frame = collected.select(pl.col(system).alias("system"), pl.col(metric).alias("value"))
+    value = pl.col("value")
+    quartiles = frame.group_by("system").agg(
         q1=value.quantile(0.25, "linear"),
         median=value.median(),
         q3=value.quantile(0.75, "linear"),
         mean=value.mean(),
         queries=value.len(),
     )
-    fences = frame.join(quartiles, on=system).with_columns(
+    fences = frame.join(quartiles, on="system").with_columns(
         inside=value.is_between(
             pl.col("q1") - 1.5 * (pl.col("q3") - pl.col("q1")), pl.col("q3") + 1.5 * (pl.col("q3") - pl.col("q1"))
         )
     )
-    whiskers = fences.filter("inside").group_by(system).agg(whisker_low=value.min(), whisker_high=value.max())
+    whiskers = fences.filter("inside").group_by("system").agg(whisker_low=value.min(), whisker_high=value.max())
     data = (
-        quartiles.join(whiskers, on=system)
-        .with_columns(system=pl.col(system).cast(pl.String))
+        quartiles.join(whiskers, on="system")
+        .with_columns(system=pl.col("system").cast(pl.String))
         .select("system", "q1", "median", "q3", "mean", "whisker_low", "whisker_high", "queries")
         .sort("median", "system", descending=[True, False])
     )

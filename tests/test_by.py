@@ -455,6 +455,52 @@ def test_an_expression_over_an_unknown_column_names_its_role(engine: Engine, rol
         engine(expression_frame(), "ndcg", **options)
 
 
+ROW_CHANGING = [
+    ("score", pl.col("a").head(2), r"slice"),
+    ("score", pl.col("a").filter(pl.col("b") > 0.7), r"filter"),
+    ("relevance", pl.col("label").unique(), r"unique"),
+    ("weight", pl.col("w").drop_nulls(), r"drop_nulls"),
+    ("score", pl.col("a").sort().head(3).over("model"), r"over"),
+]
+
+
+@pytest.mark.parametrize(("role", "expression", "shown"), ROW_CHANGING, ids=[e[2] for e in ROW_CHANGING])
+def test_an_expression_that_changes_the_number_of_rows_is_refused_at_call_time(
+    role: str, expression: pl.Expr, shown: str
+) -> None:
+    """Polars would raise "zip node received non-equal length inputs" at collect; the method refuses it when
+    called, on a LazyFrame too, naming the role and the expression."""
+    options: dict[str, Any] = {"score": "a", "relevance": "label", role: expression}
+    pattern = rf"^{role} expression .*{shown}.* changes the number of rows"
+    with pytest.raises(pl.exceptions.ShapeError, match=pattern):
+        expression_frame().lazy().rank_metrics.ndcg(**options)
+    with pytest.raises(pl.exceptions.ShapeError, match=pattern):
+        expression_frame().lazy().rank_metrics.evaluate(["ap", "ndcg@2"], **options)
+
+
+def test_a_relevance_expression_over_the_judgments_that_changes_the_rows_is_refused() -> None:
+    run = pl.DataFrame({"query": [1, 1], "doc": ["a", "b"], "score": [0.5, 0.2]})
+    qrels = pl.DataFrame({"query": [1, 1, 1], "doc": ["a", "b", "c"], "relevance": [1, 0, 2]})
+    with pytest.raises(pl.exceptions.ShapeError, match=r"^relevance expression .* of qrels it gives"):
+        run.rank_metrics.ndcg(doc="doc", qrels=qrels, relevance=pl.col("relevance").head(2))
+
+
+def test_aggregate_and_window_expression_inputs_stay_accepted(engine: Engine) -> None:
+    """An aggregation broadcasts its one value to every row; a window gives one value per row."""
+    frame = expression_frame()
+    centred = (pl.col("a") - pl.col("a").mean()).abs()
+    by_model = pl.col("a") - pl.col("a").median().over("model")
+    got = engine(frame, "ndcg", k=[1, 2], score=centred, relevance="label", weight=pl.col("w").max().over("query"))
+    expected = frame.with_columns(s=centred, m=pl.col("w").max().over("query")).rank_metrics.ndcg(
+        k=[1, 2], score="s", relevance="label", weight="m"
+    )
+    assert_same(got, expected.rename({"m": "w"}))
+    got = engine(frame, "average_precision", score=by_model, relevance=pl.col("label") > pl.col("label").mean())
+    precomputed = frame.with_columns(s=by_model, r=pl.col("label") > pl.col("label").mean())
+    expected = precomputed.rank_metrics.average_precision(score="s", relevance="r")
+    assert_same(got, expected)
+
+
 # --- regression: judgments joined in without losing the run's row order ---------------------------------
 
 
@@ -503,6 +549,60 @@ def test_mean_of_the_per_query_frame_finds_the_metrics_itself(engine: Engine) ->
     means = lodestar_polars.mean(per_query, by=["model", "locale"])
     assert isinstance(means, pl.DataFrame)
     assert_same(means, engine(two_models(), "ndcg_mean", by=["model", "locale"], k=[1, None]))
+
+
+def mean_input() -> pl.DataFrame:
+    return pl.DataFrame({"model": ["a", "a", "b"], "query": [1, 2, 3], "ndcg": [0.5, 0.2, 0.9], "w": [1.0, 2.0, 1.0]})
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("bad", [None, float("nan"), float("inf")])
+def test_mean_refuses_a_bad_weight_as_the_methods_do(lazy: bool, bad: float | None) -> None:
+    """Before: a null weight was left out of the mean but counted in `queries` (3 queries, weight_sum 2.0)."""
+    frame = mean_input().with_columns(w=pl.Series([1.0, bad, 1.0]))
+    methods_message = r"weight column 'w' has 1 null, NaN or infinite value\(s\)"
+    run = pl.DataFrame({"query": [1, 2, 3], "relevance": [1, 1, 1], "score": [1.0, 1.0, 1.0], "w": frame["w"]})
+    with pytest.raises(ValueError, match=methods_message):
+        run.rank_metrics.ndcg_mean(weight="w")
+    per_query = frame.lazy() if lazy else frame
+    with pytest.raises(ValueError, match=methods_message + r"\.$"):
+        lodestar_polars.mean(per_query, weight="w").lazy().collect()
+    with pytest.raises(ValueError, match=methods_message + r", the first in group model='a'\.$"):
+        lodestar_polars.mean(per_query, weight="w", by="model").lazy().collect()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_mean_names_a_nan_or_infinite_metric_value(bad: float) -> None:
+    frame = mean_input().with_columns(ndcg=pl.Series([0.5, 0.2, bad]))
+    with pytest.raises(ValueError, match=r"^metric column 'ndcg' has 1 NaN or infinite value\(s\)\.$"):
+        lodestar_polars.mean(frame)
+    with pytest.raises(
+        ValueError, match=r"^metric column 'ndcg' has 1 NaN or infinite value\(s\), the first in group model='b'"
+    ):
+        lodestar_polars.mean(frame.lazy(), by="model", weight="w").collect()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"metrics": ["ndcg", "ndcg"]}, r"^`metrics` lists column 'ndcg' twice"),
+        ({"by": ["model", "model"]}, r"^`by` lists column 'model' twice"),
+        ({"by": "ndcg", "metrics": ["ndcg"]}, r"^column 'ndcg' is both a `by` column and a metric"),
+        ({"by": ["model", "ndcg"], "metrics": "ndcg"}, r"^column 'ndcg' is both a `by` column and a metric"),
+    ],
+)
+def test_mean_refuses_a_column_named_twice(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        lodestar_polars.mean(mean_input().lazy(), **options)
+
+
+def test_mean_never_averages_the_weight_column_as_a_metric() -> None:
+    """A weight column named like a metric ("p") is the weight, not a metric, when metrics=None."""
+    frame = mean_input().rename({"w": "p"})
+    got = lodestar_polars.mean(frame, weight="p")
+    # by hand: (1 * 0.5 + 2 * 0.2 + 1 * 0.9) / (1 + 2 + 1) = 1.8 / 4
+    assert got.columns == ["ndcg", "queries", "weight_sum"]
+    assert got.row(0) == pytest.approx((0.45, 3, 4.0))
 
 
 def test_an_empty_frame_keeps_the_by_and_query_dtypes(engine: Engine) -> None:

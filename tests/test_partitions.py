@@ -156,6 +156,51 @@ def test_sink_scores_a_judged_query_whose_bucket_has_no_run_row(tmp_path: Path) 
     assert mean["queries"].item() == 6  # query 1 scores 1.0, the five judged queries without run rows 0.0
 
 
+# Expression inputs that are not elementwise: the single plan evaluates them over the whole frame, so must sink
+# (a bucket's own mean, median or window would give other values, hence other rankings and weights).
+NOT_ELEMENTWISE: list[tuple[str, dict[str, Any]]] = [
+    ("ndcg", {"score": (pl.col("score") - pl.col("score").mean()).abs()}),
+    ("ndcg", {"score": (pl.col("score") - pl.col("score").median().over("model")).abs(), "k": [1, 5]}),
+    ("reciprocal_rank", {"score": pl.col("extra").mean().over("doc"), "ties": "input", "k": [1, None]}),
+    ("dcg", {"relevance": pl.col("relevance") + pl.col("extra").mean().over("doc"), "k": [2, None]}),
+    ("ndcg", {"weight": pl.col("w") / pl.col("w").sum(), "k": 3}),
+    ("evaluate", {"measures": ["ndcg@3", "ap"], "weight": pl.col("w").max().over("model") - pl.col("w") + 1}),
+    ("precision", {"score": -pl.col("score"), "weight": pl.col("w") * 2, "k": 2}),  # elementwise still works
+]
+
+
+@pytest.mark.parametrize(("metric", "options"), NOT_ELEMENTWISE, ids=[str(i) for i in range(len(NOT_ELEMENTWISE))])
+def test_sink_evaluates_expression_inputs_over_the_whole_source(
+    tmp_path: Path, metric: str, options: dict[str, Any]
+) -> None:
+    frame = ragged_run(seed=11).with_columns(model=(pl.col("query") % 3).cast(pl.String))
+    path = tmp_path / "out"
+    mean = sink(frame.lazy(), path, metric=metric, partitions=6, **options)
+    whole = getattr(frame.rank_metrics, metric)(**options)
+    assert_frame_equal(per_query_at(path), whole, rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(mean, getattr(frame.rank_metrics, metric + "_mean")(**options), rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_sink_evaluates_a_relevance_expression_over_the_whole_judgments(
+    tmp_path: Path, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
+) -> None:
+    run, qrels = run_and_qrels
+    # relevant: judged above the judgments' median label, a number of the whole judgments only
+    options = {
+        "doc": "doc",
+        "qrels": qrels.lazy(),
+        "relevance": pl.col("relevance") > pl.col("relevance").median(),
+        "score": pl.col("score") - pl.col("score").mean(),
+        "k": [3, None],
+    }
+    assert qrels["relevance"].median() not in (qrels["relevance"].min(), qrels["relevance"].max())
+    path = tmp_path / "out"
+    mean = sink(run.lazy(), path, metric="average_precision", partitions=16, **options)
+    whole = run.rank_metrics.average_precision(**options)
+    assert_frame_equal(per_query_at(path), whole, rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(mean, run.rank_metrics.average_precision_mean(**options), rel_tol=1e-12, abs_tol=1e-12)
+
+
 # -- errors and atomicity ------------------------------------------------------------------------------------
 
 
@@ -366,6 +411,46 @@ def test_combine_means_by_refuses_a_repeated_group_or_a_missing_column() -> None
         combine_means([mean], by="group")
     with pytest.raises(ValueError, match="by column 'market' is not a column"):
         combine_means([mean], by="market")
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"ndcg": [float("nan")]}, r"column 'ndcg' of means\[1\] is nan; it must be a finite number or null"),
+        ({"ndcg": [float("inf")]}, r"column 'ndcg' of means\[1\] is inf; it must be a finite number or null"),
+        ({"queries": [-1]}, r"column 'queries' of means\[1\] is -1; it must be a non-negative integer"),
+        ({"queries": [1.0]}, r"column 'queries' of means\[1\] has dtype Float64; each value must be a non-negative"),
+        ({"weight_sum": ["1.0"]}, r"column 'weight_sum' of means\[1\] has dtype String; each value must be a finite"),
+        ({"weight_sum": [-1.0]}, r"column 'weight_sum' of means\[1\] is -1.0; it must be a finite non-negative"),
+        ({"weight_sum": [float("nan")]}, r"column 'weight_sum' of means\[1\] is nan"),
+    ],
+)
+def test_combine_means_refuses_values_no_mean_frame_holds(bad: dict[str, list[Any]], message: str) -> None:
+    good = pl.DataFrame({"ndcg": [0.5], "queries": [2], "weight_sum": [2.0]})
+    with pytest.raises(ValueError, match=f"^combine_means: {message}"):
+        combine_means([good, pl.DataFrame({**good.to_dict(as_series=False), **bad})])
+
+
+def test_combine_means_names_the_group_of_a_bad_value() -> None:
+    good = pl.DataFrame({"group": ["x", "y"], "ndcg": [0.5, 0.5], "queries": [1, 1], "weight_sum": [1.0, 1.0]})
+    bad = good.with_columns(ndcg=pl.Series([0.5, float("nan")]))
+    with pytest.raises(ValueError, match=r"column 'ndcg' of means\[1\] \(group \('y',\)\) is nan"):
+        combine_means([good, bad], by="group")
+
+
+def test_combine_means_a_part_whose_mean_is_null_adds_nothing() -> None:
+    """A part with no query (null mean) used to enter the denominator with its weight_sum: 1.0 / 5.0."""
+    first = pl.DataFrame({"ndcg": [0.5], "p@1": [1.0], "queries": [2], "weight_sum": [2.0]})
+    empty = pl.DataFrame(
+        {"ndcg": [None], "p@1": [None], "queries": [0], "weight_sum": [3.0]},
+        schema_overrides={"ndcg": pl.Float64, "p@1": pl.Float64},
+    )
+    assert combine_means([first, empty]).row(0) == (0.5, 1.0, 2, 2.0)
+    # only the second mean null: it is weighted over the parts that have it; the counts follow the first
+    partly = pl.DataFrame({"ndcg": [0.8], "p@1": [None], "queries": [1], "weight_sum": [2.0]}).cast({"p@1": pl.Float64})
+    assert combine_means([first, partly]).row(0) == pytest.approx(((0.5 * 2 + 0.8 * 2) / 4, 1.0, 3, 4.0))
+    with pytest.raises(ValueError, match=r"^no query to average: the mean 'ndcg' is null in every frame"):
+        combine_means([empty, empty])
 
 
 def test_combine_means_zero_weight_sum_raises() -> None:

@@ -232,3 +232,83 @@ def test_missing_altair_names_the_plot_extra(per_query: pl.DataFrame, monkeypatc
     monkeypatch.setitem(sys.modules, "altair", None)
     with pytest.raises(ImportError, match=r'pip install "lodestar-polars\[plot\]"'):
         plot.distribution(per_query, system="model", metric="ndcg@5")
+
+
+# -- input validation, as `compare` validates its input --------------------------------------------------------
+
+
+def test_per_query_delta_refuses_a_repeated_system_and_query(per_query: pl.DataFrame) -> None:
+    """Before: the join with the baseline fanned out, so the repeated query counted twice in the bars."""
+    repeated = pl.concat([per_query, per_query.filter((pl.col("model") == "dense") & (pl.col("query_id") == 7))])
+    message = (
+        r"^1 \(system, query\) pair\(s\) have several rows: system 'dense', query 7 has 2; "
+        r"per_query_delta needs one row per system and query"
+    )
+    with pytest.raises(ValueError, match=message):
+        plot.per_query_delta(repeated, system="model", baseline="bm25", metric="ndcg@10", query="query_id")
+    with pytest.raises(ValueError, match=r"system 'dense', query 7 has 2; compare needs one row"):
+        lp.compare(repeated, system="model", baseline="bm25", query="query_id", metrics=["ndcg@10"], test="t")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_plots_refuse_a_nan_or_infinite_value(per_query: pl.DataFrame, runs: pl.DataFrame, bad: float) -> None:
+    is_bad = (pl.col("model") == "hybrid") & (pl.col("query_id") == 5)
+    broken = per_query.with_columns(pl.when(is_bad).then(bad).otherwise(pl.col("ndcg@10")).alias("ndcg@10"))
+    first_for = r"ndcg@10' has 1 NaN or infinite value\(s\), the first for system 'hybrid'"
+    with pytest.raises(ValueError, match=rf"^metric column '{first_for}, query 5$"):
+        plot.per_query_delta(broken, system="model", baseline="bm25", metric="ndcg@10", query="query_id")
+    with pytest.raises(ValueError, match=rf"^metric column '{first_for}$"):
+        plot.distribution(broken, system="model", metric="ndcg@10")
+    means = per_model(runs, mean=True, k=[5, 10])
+    broken_means = means.with_columns(
+        pl.when(pl.col("model") == "hybrid").then(bad).otherwise("ndcg@10").alias("ndcg@10")
+    )
+    with pytest.raises(ValueError, match=rf"^mean column '{first_for}$"):
+        plot.cutoff_curve(broken_means, by="model")
+
+
+def test_cutoff_curve_refuses_a_per_query_frame(per_query: pl.DataFrame) -> None:
+    """Before: one point per query, all drawn under "mean ndcg"."""
+    with pytest.raises(
+        ValueError, match=r"^cutoff_curve takes a mean frame, one row per system: model 'bm25' has 60 rows"
+    ):
+        plot.cutoff_curve(per_query, by="model")
+    with pytest.raises(ValueError, match=r"^cutoff_curve takes a mean frame: one row without by=, got 180 rows"):
+        plot.cutoff_curve(per_query.lazy())
+
+
+@pytest.mark.parametrize("name", ["value", "k", "column", "system"])
+def test_cutoff_curve_takes_a_system_column_named_like_its_own_columns(runs: pl.DataFrame, name: str) -> None:
+    """Before: DuplicateError for "value" and "column"; for "k" the cut-offs replaced the system names."""
+    means = per_model(runs, mean=True, k=[1, 5, 10])
+    expected = spec_and_values(plot.cutoff_curve(means, by="model"))[1]
+    chart = plot.cutoff_curve(means.rename({"model": name}), by=name)
+    spec, values = spec_and_values(chart)
+    assert values == expected
+    assert spec["encoding"]["color"]["title"] == name
+
+
+@pytest.mark.parametrize("name", ["median", "mean", "q1", "queries", "inside", "value"])
+def test_distribution_takes_a_system_column_named_like_its_own_columns(per_query: pl.DataFrame, name: str) -> None:
+    """Before: DuplicateError (the quartile columns and the system column shared a name)."""
+    expected = spec_and_values(plot.distribution(per_query, system="model", metric="ndcg@10"))[1]
+    got = spec_and_values(plot.distribution(per_query.rename({"model": name}), system=name, metric="ndcg@10"))[1]
+    assert got == expected
+
+
+@pytest.mark.parametrize("name", ["__value", "__baseline", "system"])
+def test_per_query_delta_takes_columns_named_like_its_own(per_query: pl.DataFrame, name: str) -> None:
+    options = {"baseline": "bm25", "query": "query_id"}
+    expected = spec_and_values(plot.per_query_delta(per_query, system="model", metric="ndcg@10", **options))[1]
+    as_system = per_query.rename({"model": name})
+    assert spec_and_values(plot.per_query_delta(as_system, system=name, metric="ndcg@10", **options))[1] == expected
+    as_metric = per_query.rename({"ndcg@10": name})
+    got = spec_and_values(plot.per_query_delta(as_metric, system="model", metric=name, **options))[1]
+    assert [(v["rank"], v["delta"]) for v in got] == [(v["rank"], v["delta"]) for v in expected]
+
+
+def test_plots_refuse_a_column_given_two_roles(per_query: pl.DataFrame) -> None:
+    with pytest.raises(ValueError, match=r"^column 'model' is both the system column and a metric column"):
+        plot.distribution(per_query, system="model", metric="model")
+    with pytest.raises(ValueError, match=r"^column 'query_id' is both the query column and a metric column"):
+        plot.per_query_delta(per_query, system="model", baseline="bm25", metric="query_id", query="query_id")
