@@ -54,44 +54,48 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from typing import NamedTuple
 
 import polars as pl
 
 from . import _mean
 from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite, quoted
-from ._spec import GAIN_KINDS, THRESHOLD_KINDS, Measure, Spec
+from ._spec import Measure, Spec
+from .measures import REGISTRY, Definition, Quantity
+from .measures._base import (
+    BLOCK_SIZE,
+    DISCOUNT,
+    GAIN,
+    IDEAL_DISCOUNT,
+    IDEAL_POSITION,
+    JUDGED_RELEVANT,
+    POSITION,
+    PREFIX,
+    RELEVANCE,
+    RELEVANT,
+    RELEVANT_BEFORE,
+    RELEVANT_COUNT,
+    RELEVANT_POSITION,
+    ROWS,
+    TIED,
+    Context,
+    Derived,
+    Term,
+    cut,
+    cut_at,
+    ideal_dcg,
+)
 
-_P = "__lodestar_"
+_P = PREFIX
 SCORE = f"{_P}score"
-RELEVANCE = f"{_P}relevance"
 RAW_RELEVANCE = f"{_P}raw_relevance"
-RELEVANT = f"{_P}relevant"
-GAIN = f"{_P}gain"
 WEIGHT = f"{_P}weight"
-POSITION = f"{_P}position"
-RELEVANT_POSITION = f"{_P}relevant_position"
-IDEAL_POSITION = f"{_P}ideal_position"
-DISCOUNT = f"{_P}discount"
-IDEAL_DISCOUNT = f"{_P}ideal_discount"
-RELEVANT_BEFORE = f"{_P}relevant_before"
 DUPLICATED = f"{_P}duplicated"
-ROWS = f"{_P}rows"
-RELEVANT_COUNT = f"{_P}relevant_count"
-JUDGED_RELEVANT = f"{_P}judged_relevant"
-FIRST_RELEVANT = f"{_P}first_relevant"
-FIRST_PROBABILITY = f"{_P}first_probability"
-FIRST_RECIPROCAL = f"{_P}first_reciprocal"
 WEIGHT_MIN = f"{_P}weight_min"
 WEIGHT_MAX = f"{_P}weight_max"
 HAS_JUDGMENTS = f"{_P}has_judgments"
 IN_RUN = f"{_P}in_run"
 SCORED = f"{_P}scored"
 UNJUDGED = f"{_P}unjudged"
-
-# reciprocal rank and success with tie averaging pack (start, size, relevant) of a tie block into one integer
-_PACK_BITS = 21
-MAX_ROWS_PER_QUERY_FOR_AVERAGED_FIRST_RELEVANT = (1 << _PACK_BITS) - 1
 
 
 def key(index: int) -> str:
@@ -100,10 +104,6 @@ def key(index: int) -> str:
 
 def doc(index: int) -> str:
     return f"{_P}doc_{index}"
-
-
-def _term(name: str, cutoff: int | None) -> str:
-    return f"{_P}{name}_{'all' if cutoff is None else cutoff}"
 
 
 def _metric(index: int) -> str:
@@ -148,6 +148,27 @@ def _key_hash(keys: list[str], seed: int) -> pl.Expr:
 
 def _hashable(dtype: pl.DataType) -> bool:
     return dtype.is_integer() or isinstance(dtype, _HASHABLE_KEYS)
+
+
+# --- the measures of a call ----------------------------------------------------------------------------------
+
+
+def _definitions(spec: Spec) -> list[tuple[Definition, Measure]]:
+    return [(REGISTRY[m.kind], m) for m in spec.measures]
+
+
+def _needs(spec: Spec, quantity: Quantity) -> bool:
+    """Whether a measure of the call needs a shared quantity."""
+    return any(quantity in definition.quantities for definition, _ in _definitions(spec))
+
+
+def _cutoffs_needing(spec: Spec, quantity: Quantity) -> list[int | None]:
+    """The cut-offs (as `cut_at` takes them) of the measures that need a per-cut-off quantity."""
+    return list(dict.fromkeys(cut_at(m.cutoff) for d, m in _definitions(spec) if quantity in d.quantities))
+
+
+def _context(spec: Spec, judged: bool) -> Context:
+    return Context(spec.ties, judged, _threshold_position(spec), spec.threshold, spec.no_relevant)
 
 
 # --- reading the rows ---------------------------------------------------------------------------------------
@@ -204,10 +225,10 @@ def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.
     gain 0 and is never relevant, whatever the gain mapping or the threshold (trec_eval)."""
     derived = []
     relevance = pl.col(RELEVANCE)
-    if spec.uses(*GAIN_KINDS):
+    if _needs(spec, Quantity.GAIN):
         gain = _gain(spec, relevance)
         derived.append((pl.when(relevance.is_null()).then(0.0).otherwise(gain) if judged else gain).alias(GAIN))
-    if spec.uses(*THRESHOLD_KINDS):
+    if _needs(spec, Quantity.RELEVANT):
         relevant = relevance.cast(pl.Float64) > spec.threshold
         derived.append((relevant.fill_null(False) if judged else relevant).alias(RELEVANT))
     return rows.with_columns(derived) if derived else rows
@@ -238,7 +259,8 @@ def _splits_positions(spec: Spec) -> bool:
     """Tie bounds are taken per measure: with ties='optimistic' or 'pessimistic', the measures that read the
     gain (best order: most gainful first) and those that count relevant rows (relevant first) may need two
     different orders of a tie block, so the latter get positions of their own (`RELEVANT_POSITION`)."""
-    return spec.ties in ("optimistic", "pessimistic") and spec.uses(*GAIN_KINDS) and spec.uses(*THRESHOLD_KINDS)
+    bounds = spec.ties in ("optimistic", "pessimistic")
+    return bounds and _needs(spec, Quantity.GAIN) and _needs(spec, Quantity.RELEVANT)
 
 
 def _threshold_position(spec: Spec) -> str:
@@ -261,7 +283,7 @@ def _position(spec: Spec, names: _Names, *, by_relevant: bool = False) -> pl.Exp
         tie_break: list[pl.Expr] = [pl.col(name).cast(pl.String) for name in names.docs]
     else:
         # most (optimistic) or least (pessimistic) gainful first, or relevant first / last
-        uses_gain = spec.uses(*GAIN_KINDS) and not by_relevant
+        uses_gain = _needs(spec, Quantity.GAIN) and not by_relevant
         gain = pl.col(GAIN) if uses_gain else pl.col(RELEVANT).cast(pl.Int8)
         tie_break = [gain if spec.ties == "optimistic" else -gain]
     return pl.struct(score, *tie_break).rank("ordinal", descending=True).over(keys)
@@ -298,173 +320,41 @@ def _discount(spec: Spec, position: pl.Expr) -> pl.Expr:
     return pl.lit(math.log(spec.log_base)) / (position + 1).cast(pl.Float64).log()
 
 
-def _within(position: str, cutoff: int | None) -> pl.Expr:
-    # a column, not a literal: inside an aggregation `lit(True).sum()` would count 1, not the rows
-    return pl.col(position) > 0 if cutoff is None else pl.col(position) <= cutoff
-
-
-def _cut(value: pl.Expr, position: str, cutoff: int | None) -> pl.Expr:
-    """A per-row value, 0 past the cut-off."""
-    if cutoff is None:
-        return value
-    return pl.when(pl.col(position) <= cutoff).then(value).otherwise(0.0)
-
-
-# a cut-off at or past this position keeps every row: no query has 2**40 rows, and the plan's integer
-# arithmetic on positions stays far from overflowing
-_LONGEST_CUTOFF = 1 << 40
-
-
-def _cut_at(measure: Measure) -> int | None:
-    """The position a measure is cut at in the plan: its k, or `_LONGEST_CUTOFF` for any larger k (a k past
-    the list scores the whole list)."""
-    return None if measure.cutoff is None else min(measure.cutoff, _LONGEST_CUTOFF)
-
-
-def _cutoffs(spec: Spec, *kinds: str) -> list[int | None]:
-    return list(dict.fromkeys(_cut_at(m) for m in spec.measures if m.kind in kinds))
-
-
 # --- per-query and per-block terms ---------------------------------------------------------------------------
-
-
-class Term(NamedTuple):
-    """How a per-query sum is computed: `row`, elementwise per row, summed (or its least value taken, when
-    `least`) over the query's rows; with tie averaging, over its rows in no tie, while `block`, elementwise over
-    the block sums of `_block_sums` (None: ties cannot change the sum), gives the tie blocks' part.  One
-    (keys, score) group-by over the tied rows computes the block sums once for every term and cut-off (Polars
-    does not share a sub-expression between the aggregations of a group-by)."""
-
-    row: pl.Expr
-    block: pl.Expr | None
-    least: bool = False
 
 
 Terms = dict[str, Term]
 
-TIED = f"{_P}tied"
-BLOCK_SIZE = f"{_P}block_size"
-BLOCK_RELEVANT = f"{_P}block_relevant"
-BLOCK_START = f"{_P}block_start"
-BLOCK_GAIN = f"{_P}block_gain"
-BLOCK_BEFORE = f"{_P}block_before"
 
-
-def _block_sums(spec: Spec) -> list[pl.Expr]:
-    """Per tie block: its size n, relevant rows r, start s (positions s+1..s+n), gain sum, relevant rows
-    ranked above it, and per cut-off its summed discount, positions within k and summed 1/position."""
-    sums = [pl.len().alias(BLOCK_SIZE)]
-    if spec.uses("ndcg", "dcg"):
-        sums.append(pl.col(GAIN).sum().alias(BLOCK_GAIN))
-        for c in _dcg_cutoffs(spec):
-            sums.append(_cut(pl.col(DISCOUNT), POSITION, c).sum().alias(_term("block_discount", c)))
-    if spec.uses("p", "r", "ap", "rr", "success"):
-        sums.append(pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT))
-    if spec.uses("ap", "rr", "success"):
-        sums.append((pl.col(POSITION).min() - 1).cast(pl.Int64).alias(BLOCK_START))
-    if spec.uses("ap"):
-        sums.append(pl.col(RELEVANT_BEFORE).min().alias(BLOCK_BEFORE))  # its first relevant row's
-    for c in dict.fromkeys([*_hits_cutoffs(spec), *_cutoffs(spec, "ap")]):
-        sums.append(_within(POSITION, c).sum().alias(_term("block_within", c)))
-    for c in _cutoffs(spec, "ap"):
-        inverse = _within(POSITION, c).cast(pl.Float64) / pl.col(POSITION).cast(pl.Float64)
-        sums.append(inverse.sum().alias(_term("block_inverse", c)))
-    return sums
-
-
-def _dcg_cutoffs(spec: Spec) -> list[int | None]:
-    return _cutoffs(spec, "ndcg", "dcg")
-
-
-def _hits_cutoffs(spec: Spec) -> list[int | None]:
-    """Cut-offs of P and R that tie averaging changes (every row counts without one)."""
-    return [c for c in _cutoffs(spec, "p", "r") if c is not None]
-
-
-def _terms(spec: Spec) -> Terms:
+def _terms(spec: Spec, judged: bool) -> Terms:
+    """The per-query terms of every measure of the call, by column name: a term two measures share (DCG@k of
+    ndcg and dcg, hits@k of precision and recall, the first relevant position) is summed once."""
+    context = _context(spec, judged)
     terms: Terms = {}
-    gain, relevant = pl.col(GAIN), pl.col(RELEVANT)
-    n = pl.col(BLOCK_SIZE).cast(pl.Float64)
-    for cutoff in _dcg_cutoffs(spec):
-        discount = _cut(pl.col(DISCOUNT), POSITION, cutoff)
-        # scikit-learn's tie averaging: the block's mean gain times the block's summed discount
-        block = pl.col(BLOCK_GAIN) / n * pl.col(_term("block_discount", cutoff))
-        terms[_term("dcg", cutoff)] = Term(gain * discount, block)
-    for cutoff in _cutoffs(spec, "p", "r"):
-        within = _within(_threshold_position(spec), cutoff)
-        hits = None
-        if cutoff is not None:
-            hits = pl.col(BLOCK_RELEVANT).cast(pl.Float64) / n * pl.col(_term("block_within", cutoff)).cast(pl.Float64)
-        terms[_term("hits", cutoff)] = Term((relevant & within).cast(pl.Float64), hits)
-    for cutoff in _cutoffs(spec, "ap"):
-        terms[_term("ap", cutoff)] = _average_precision_term(cutoff, _threshold_position(spec))
-    if spec.uses("rr", "success"):
-        terms[FIRST_RELEVANT] = _first_relevant_term(spec.ties == "average", _threshold_position(spec))
+    for definition, measure in _definitions(spec):
+        for name, term in definition.terms(context, cut_at(measure.cutoff)).items():
+            terms.setdefault(name, term)
     return terms
 
 
-def _average_precision_term(cutoff: int | None, position_column: str) -> Term:
-    relevant, position = pl.col(RELEVANT), pl.col(position_column).cast(pl.Float64)
-    within = _within(position_column, cutoff)
-    # a relevant row at position p with c relevant rows above it adds (c + 1) / p
-    per_row = (relevant & within).cast(pl.Float64) * (pl.col(RELEVANT_BEFORE).cast(pl.Float64) + 1.0) / position
-    r = pl.col(BLOCK_RELEVANT).cast(pl.Float64)
-    n = pl.col(BLOCK_SIZE).cast(pl.Float64)
-    before = pl.col(BLOCK_BEFORE).cast(pl.Float64)
-    inverse_positions = pl.col(_term("block_inverse", cutoff))
-    positions_within = pl.col(_term("block_within", cutoff)).cast(pl.Float64)
-    start = pl.col(BLOCK_START).cast(pl.Float64)
-    pairs = pl.when(n > 1).then(r * (r - 1.0) / (n * (n - 1.0))).otherwise(0.0)
-    block = r / n * (before + 1.0) * inverse_positions + pairs * (positions_within - (start + 1.0) * inverse_positions)
-    return Term(per_row.fill_null(0.0), pl.when(r > 0).then(block).otherwise(0.0))
-
-
-def _pack(start: pl.Expr, size: pl.Expr, relevant_rows: pl.Expr) -> pl.Expr:
-    """A tie block's (start, size, relevant rows) as one integer whose least value over the blocks holding a
-    relevant row is the first of them."""
-    return start * (1 << (2 * _PACK_BITS)) + size * (1 << _PACK_BITS) + relevant_rows
-
-
-def _first_relevant_term(averaged: bool, position_column: str) -> Term:
-    """The first relevant position; with tie averaging, the first tie block holding a relevant row, packed
-    (`_pack`): a relevant row in no tie is a block of one."""
-    relevant, position = pl.col(RELEVANT), pl.col(position_column).cast(pl.Int64)
-    if not averaged:
-        return Term(pl.when(relevant).then(position), None, least=True)
-    alone = _pack(position - 1, pl.lit(1, pl.Int64), pl.lit(1, pl.Int64))
-    size, relevant_rows = pl.col(BLOCK_SIZE).cast(pl.Int64), pl.col(BLOCK_RELEVANT).cast(pl.Int64)
-    block = pl.when(relevant_rows > 0).then(_pack(pl.col(BLOCK_START), size, relevant_rows))
-    return Term(pl.when(relevant).then(alone), block, least=True)
-
-
-def _unpack_first_block(packed: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """(s, n, r) of the first tie block holding a relevant row: it starts after s documents and holds n
-    documents, r of them relevant."""
-    s = packed // (1 << (2 * _PACK_BITS))
-    n = (packed // (1 << _PACK_BITS)) % (1 << _PACK_BITS)
-    return s, n, packed % (1 << _PACK_BITS)
-
-
-def _first_relevant_distribution(packed: pl.Expr, cutoff: int | None) -> tuple[pl.Expr, pl.Expr]:
-    """Offsets j = 1.. (a list) and P(first relevant row at block offset j) (a list) in the first tie block
-    holding a relevant row (`_unpack_first_block`): P(J = j) = C(n - j, r - 1) / C(n, r)
-    = r / (n - j + 1) * prod_{i<j-1} (n - r - i) / (n - i).  Offsets past the cut-off are left out."""
-    s, n, r = _unpack_first_block(packed)
-    last = n - r + 1 if cutoff is None else pl.min_horizontal(n - r + 1, pl.lit(cutoff) - s)
-    j = pl.int_ranges(1, pl.max_horizontal(last, 0) + 1, dtype=pl.Int64)
-    # survival factor for reaching offset j: prod_{i=0}^{j-2} (n - r - i) / (n - i); the first is 1
-    step = ((n - r - j + 1) / (n - j + 1)).list.eval(pl.element().shift(1).fill_null(1.0).cum_prod())
-    return j, step * r / (n - j + 1)
+def _block_sums(terms: Terms) -> list[pl.Expr]:
+    """Per tie block: its size, and the block sums every block term reads, each once."""
+    sums = {BLOCK_SIZE: pl.len().alias(BLOCK_SIZE)}
+    for term in terms.values():
+        if term.block is not None:
+            for block_sum in term.block_sums:
+                sums.setdefault(block_sum.meta.output_name(), block_sum)
+    return list(sums.values())
 
 
 def _ideal_columns(spec: Spec) -> list[str]:
-    return [_term("ideal", cutoff) for cutoff in _cutoffs(spec, "ndcg")]
+    return [ideal_dcg(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)]
 
 
 def _ideal_terms(spec: Spec) -> list[pl.Expr]:
     return [
-        (pl.col(GAIN) * _cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff)).sum().alias(_term("ideal", cutoff))
-        for cutoff in _cutoffs(spec, "ndcg")
+        (pl.col(GAIN) * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff)).sum().alias(ideal_dcg(cutoff))
+        for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)
     ]
 
 
@@ -472,7 +362,7 @@ def _rows_that_count(rows: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFr
     """With finite cut-offs, a row past the largest k weighs nothing, and with tie averaging so does a tie
     block starting past it: drop them.  The blocks that reach the top k are those scoring at least the score
     at position k (fewer than k documents: every block).  Whatever ranks above a kept row is kept."""
-    cutoffs = [_cut_at(m) for m in spec.measures]
+    cutoffs = [cut_at(m.cutoff) for m in spec.measures]
     if None in cutoffs:
         return rows
     largest = max(c for c in cutoffs if c is not None)
@@ -495,18 +385,18 @@ def _aggregate(
     go to a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on and
     added.  `terms_rows`, when given, are the rows that count, with their relevance joined late
     (`_joins_relevance_late`): the terms come from them, the counters from every row."""
-    terms = _terms(spec)
-    averaged = _averages_blocks(spec)
+    terms = _terms(spec, judged)
+    averaged = _averages_blocks(spec, judged)
     per_row = [
         _reduce(_alone(term.row) if averaged and term.block is not None else term.row, term.least).alias(name)
         for name, term in terms.items()
     ]
     extra = [pl.len().alias(ROWS)]
-    if spec.uses("r", "ap") and not judged:
+    if _needs(spec, Quantity.RELEVANT_COUNT) and not judged:
         extra.append(pl.col(RELEVANT).sum().cast(pl.Float64).alias(RELEVANT_COUNT))
     if spec.weight is not None:
         extra += [pl.col(WEIGHT).min().alias(WEIGHT_MIN), pl.col(WEIGHT).max().alias(WEIGHT_MAX)]
-    if spec.uses("ndcg") and not judged:
+    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
         extra += _ideal_terms(spec)
     counters = [expression for check in checks for expression in check.aggregations()]
     if names.hashed:
@@ -527,7 +417,7 @@ def _aggregate(
         tied = _rows_that_count(tied, spec, names)
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
-    blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(spec))
+    blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(terms))
     blocks = blocks.select(*names.group, *(block.alias(_block(name)) for name, (block, _) in per_block.items()))
     block_totals = blocks.group_by(names.group).agg(
         _reduce(pl.col(_block(name)), least) for name, (_, least) in per_block.items()
@@ -542,8 +432,8 @@ def _aggregate(
     return joined.with_columns(added).drop(_block(name) for name in per_block)
 
 
-def _averages_blocks(spec: Spec) -> bool:
-    return spec.ties == "average" and any(term.block is not None for term in _terms(spec).values())
+def _averages_blocks(spec: Spec, judged: bool) -> bool:
+    return spec.ties == "average" and any(term.block is not None for term in _terms(spec, judged).values())
 
 
 def _alone(row: pl.Expr) -> pl.Expr:
@@ -605,15 +495,8 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
                 f"{_P}bad_relevance", non_finite(RELEVANCE, schema[RELEVANCE]).sum(), bad_values("relevance", relevance)
             )
         )
-        if spec.uses("ndcg"):
-            checks.append(
-                DataCheck(
-                    f"{_P}negative_relevance",
-                    (pl.col(RELEVANCE).cast(pl.Float64) < 0).sum(),
-                    message(ValueError, "ndcg_score should not be used on negative y_true values."),
-                )
-            )
-    if spec.uses("ndcg", "dcg") and not judged:  # judged labels are checked with the judgments
+    checks += _measure_checks(spec, judged, lambda definition: definition.row_checks)
+    if _needs(spec, Quantity.GAIN) and not judged:  # judged labels are checked with the judgments
         checks += _gain_checks(spec, "")
     if spec.doc:
         doc_names = ", ".join(quoted(d) for d in spec.doc)
@@ -731,7 +614,7 @@ def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
             _first(_doc_shown(spec, names), duplicated),
         ),
     ]
-    if spec.uses("ndcg", "dcg"):
+    if _needs(spec, Quantity.GAIN):
         # the qrels relevance column is named: the run may have a relevance column of its own
         checks += _gain_checks(spec, f"qrels relevance column {quoted(spec.relevance.name)}: ")
     return checks
@@ -759,25 +642,13 @@ def _final_checks(spec: Spec, names: _Names, metrics: list[str], judged: bool) -
                 ),
             )
         )
-    if spec.ties == "average" and spec.uses("rr", "success"):
-        limit = MAX_ROWS_PER_QUERY_FOR_AVERAGED_FIRST_RELEVANT
-        checks.append(
-            DataCheck(
-                f"{_P}too_long",
-                (pl.col(ROWS) > limit).cast(pl.UInt32),
-                message(
-                    ValueError,
-                    f"query {{query}} has more than {limit} rows, the limit of reciprocal rank and success with "
-                    "ties='average'.",
-                ),
-            )
-        )
-    if spec.no_relevant == "error" and spec.uses("ndcg", "r", "ap"):
+    checks += _measure_checks(spec, judged, lambda definition: definition.query_checks)
+    if spec.no_relevant == "error" and any(definition.no_relevant is not None for definition, _ in _definitions(spec)):
         checks.append(
             DataCheck(
                 f"{_P}no_relevant",
                 _no_relevant(spec, judged).fill_null(False).cast(pl.UInt32),
-                message(ValueError, _no_relevant_message(spec)),
+                message(ValueError, _no_relevant_message(spec, judged)),
             )
         )
     bad = pl.any_horizontal(pl.col(m).is_not_null() & ~pl.col(m).is_finite() for m in metrics)
@@ -795,27 +666,39 @@ def _final_checks(spec: Spec, names: _Names, metrics: list[str], judged: bool) -
     return checks
 
 
-def _no_relevant_message(spec: Spec) -> str:
-    if spec.uses("r", "ap"):
-        what = f"no document with relevance above {spec.threshold:g}"
-        what += " or an ideal DCG of 0" if spec.uses("ndcg") else ""
-    else:
-        what = "no relevant document (ideal DCG is 0)"
+def _measure_checks(
+    spec: Spec, judged: bool, declared: Callable[[Definition], Callable[[Context], list[DataCheck]]]
+) -> list[DataCheck]:
+    """The data checks the measures of the call declare, each once."""
+    context = _context(spec, judged)
+    checks: dict[str, DataCheck] = {}
+    for definition, _ in _definitions(spec):
+        for check in declared(definition)(context):
+            checks.setdefault(check.column, check)
+    return list(checks.values())
+
+
+def _no_relevant_message(spec: Spec, judged: bool) -> str:
+    context = _context(spec, judged)
+    reasons = [d.no_relevant.reason(context) for d, _ in _definitions(spec) if d.no_relevant is not None]
     return (
-        f"query {{query}} has {what}, and {{total}} query(ies) in all; pass no_relevant=0.0, 1.0 or None to score them."
+        f"query {{query}} has {' or '.join(dict.fromkeys(reasons))}, and {{total}} query(ies) in all; pass "
+        "no_relevant=0.0, 1.0 or None to score them."
     )
 
 
-def _relevant_total(judged: bool) -> pl.Expr:
-    return pl.col(JUDGED_RELEVANT if judged else RELEVANT_COUNT)
-
-
 def _no_relevant(spec: Spec, judged: bool) -> pl.Expr:
-    conditions = []
-    if spec.uses("ndcg"):
-        conditions.append(pl.col(_term("ideal", _cutoffs(spec, "ndcg")[0])) == 0)
-    if spec.uses("r", "ap"):
-        conditions.append(_relevant_total(judged) == 0)
+    """A query with nothing to normalise by, for some measure of the call (the first cut-off of each)."""
+    context = _context(spec, judged)
+    conditions: list[pl.Expr] = []
+    first_of_each: dict[str, tuple[Definition, Measure]] = {}
+    for definition, measure in _definitions(spec):
+        first_of_each.setdefault(definition.name, (definition, measure))
+    for definition, measure in first_of_each.values():
+        if definition.no_relevant is not None:
+            condition = definition.no_relevant.condition(context, measure.cutoff)
+            if not any(condition.meta.eq(other) for other in conditions):
+                conditions.append(condition)
     return pl.any_horizontal(conditions)
 
 
@@ -827,16 +710,16 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     number of relevant judged documents, checked."""
     rows = _qrels_rows(qrels, spec, names)
     windows = [_doc_value(names.docs).is_duplicated().over(names.query).alias(DUPLICATED)]
-    if spec.uses("ndcg", "dcg"):
+    if _needs(spec, Quantity.GAIN):
         rows = rows.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
-    if spec.uses("ndcg"):
+    if _needs(spec, Quantity.IDEAL_DCG):
         windows.append(_ideal_position(spec, names.query).alias(IDEAL_POSITION))
     rows = rows.with_columns(windows)
-    if spec.uses("ndcg"):
+    if _needs(spec, Quantity.IDEAL_DCG):
         rows = rows.with_columns(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
     checks = _qrels_checks(spec, names)
     aggregations = [(pl.col(RELEVANCE) > spec.threshold).sum().cast(pl.Float64).alias(JUDGED_RELEVANT)]
-    if spec.uses("ndcg"):
+    if _needs(spec, Quantity.IDEAL_DCG):
         aggregations += _ideal_terms(spec)
     counters = [expression for check in checks for expression in check.aggregations()]
     per_query = rows.group_by(names.query).agg(*aggregations, *counters)
@@ -872,9 +755,10 @@ def _join_judgments(
             candidates = judgments
         missing = candidates.join(per_query.select(names.keys), on=names.keys, how="anti", nulls_equal=True)
         joined = pl.concat([joined, missing.with_columns(pl.lit(False).alias(IN_RUN))], how="diagonal_relaxed")
-    # a query missing from the run retrieved nothing: its sums and counters are 0 (its first relevant
-    # position stays null), its ideal DCG and relevant count come from the judgments
-    from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, FIRST_RELEVANT, JUDGED_RELEVANT, *_ideal_columns(spec)}
+    # a query missing from the run retrieved nothing: its sums and counters are 0 (a least term, such as the
+    # first relevant position, stays null), its ideal DCG and relevant count come from the judgments
+    least = [name for name, term in _terms(spec, judged=True).items() if term.least]
+    from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, *least, JUDGED_RELEVANT, *_ideal_columns(spec)}
     # only numeric columns: a check's value column (a doc id, possibly Enum or Categorical) cannot take a 0,
     # and is read only when its counter, filled with 0 here, is positive
     numbers = [
@@ -886,117 +770,27 @@ def _join_judgments(
 # --- the measures ----------------------------------------------------------------------------------------------
 
 
-def _value(measure: Measure, spec: Spec, judged: bool) -> pl.Expr:
-    c, kind = _cut_at(measure), measure.kind
-    no_relevant = pl.lit(None if spec.no_relevant == "error" else spec.no_relevant, pl.Float64)
-    if kind == "dcg":
-        return pl.col(_term("dcg", c))
-    if kind == "ndcg":
-        ideal = pl.col(_term("ideal", c))
-        return pl.when(ideal == 0).then(no_relevant).otherwise(pl.col(_term("dcg", c)) / ideal)
-    if kind == "p":
-        hits = pl.col(_term("hits", c))
-        # P@k divides by k, past the list too (trec_eval); a k beyond Float64 makes it 0
-        length = pl.col(ROWS).cast(pl.Float64) if measure.cutoff is None else pl.lit(_as_float(measure.cutoff))
-        return pl.when(length == 0).then(0.0).otherwise(hits / length)
-    if kind in ("r", "ap"):
-        relevant = _relevant_total(judged)
-        numerator = pl.col(_term("hits" if kind == "r" else "ap", c))
-        return pl.when(relevant == 0).then(no_relevant).otherwise(numerator / relevant)
-    first = pl.col(FIRST_RELEVANT)
-    if spec.ties == "average":
-        # `_with_first_relevant_expectations`; null when no tie block holds a relevant row
-        return pl.col(_term(f"expected_{kind}", c)).fill_null(0.0)
-    within = first.is_not_null() if c is None else first <= c
-    hit = 1.0 / first.cast(pl.Float64) if kind == "rr" else pl.lit(1.0)
-    return pl.when(within).then(hit).otherwise(0.0)
-
-
-def _as_float(value: int) -> float:
-    try:
-        return float(value)
-    except OverflowError:
-        return math.inf
-
-
-# the largest cut-off up to which `_with_first_relevant_expectations` sums in one elementwise step per position
-_UNROLLED_OFFSETS = 64
-
-
-def _with_first_relevant_expectations(per_query: pl.LazyFrame, spec: Spec) -> pl.LazyFrame:
-    """With tie averaging, E[1 / position of the first relevant row] (rr) and P(it is within k) (success)
-    per cut-off: sums over the block offsets j of P(J = j) (`_first_relevant_distribution`).  With cut-offs up
-    to `_UNROLLED_OFFSETS`, one elementwise step per position (`_unrolled_expectations`); otherwise as lists
-    (several times slower: `list.eval` runs per query)."""
-    if spec.ties != "average" or not spec.uses("rr", "success"):
-        return per_query
-    wanted: list[tuple[str, int | None]] = list(
-        dict.fromkeys((m.kind, _cut_at(m)) for m in spec.measures if m.kind in ("rr", "success"))
+def _with_derived(per_query: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyFrame:
+    """The per-query columns the measures of the call derive after the group-by, each step once for all of
+    its columns (with tie averaging, rr's and success's expectations over the first relevant block)."""
+    context = _context(spec, judged)
+    wanted: list[Derived] = list(
+        dict.fromkeys(derived for d, m in _definitions(spec) for derived in d.derived(context, m.cutoff))
     )
-    first = pl.col(FIRST_RELEVANT)
-    finite = [c for _, c in wanted if c is not None]
-    if len(finite) == len(wanted) and max(finite) <= _UNROLLED_OFFSETS:
-        return _unrolled_expectations(per_query, first, wanted)
-    largest = None if len(finite) < len(wanted) else max(finite)
-    offsets, probability = _first_relevant_distribution(first, largest)
-    start = first // (1 << (2 * _PACK_BITS))
-    per_query = per_query.with_columns(
-        probability.alias(FIRST_PROBABILITY), (probability / (start + offsets)).alias(FIRST_RECIPROCAL)
-    )
-    expectations = []
-    for kind, c in wanted:
-        terms = pl.col(FIRST_RECIPROCAL if kind == "rr" else FIRST_PROBABILITY)
-        if c is not None:
-            terms = terms.list.head(pl.max_horizontal(pl.lit(c) - start, 0))
-        # + 0.0: an empty list (the block starts past k) sums to -0.0
-        expectations.append((terms.list.sum() + 0.0).alias(_term(f"expected_{kind}", c)))
-    return per_query.with_columns(expectations).drop(FIRST_PROBABILITY, FIRST_RECIPROCAL)
-
-
-def _unrolled_expectations(
-    per_query: pl.LazyFrame, first: pl.Expr, wanted: list[tuple[str, int | None]]
-) -> pl.LazyFrame:
-    """`_with_first_relevant_expectations` for cut-offs up to `_UNROLLED_OFFSETS`, one elementwise step per
-    position t = 1, 2, ...: once the block has started (t > s, offset j = t - s), P(J = j) = survival * r /
-    (n - j + 1) is added, over t, to E[1 / position] and to P(position <= t), which are the rr@t and
-    success@t of the cut-offs equal to t; the survival factor prod_{i<j} (n - r - i) / (n - i) then moves on
-    (it reaches 0 past offset n - r + 1).  Each step is its own `with_columns`, so the expressions stay
-    small, and costs the same whatever the number of cut-offs."""
-    s, n, r = (part.cast(pl.Float64) for part in _unpack_first_block(first))
-    survival, reciprocal, probability = f"{_P}survival", f"{_P}reciprocal_sum", f"{_P}probability_sum"
-    per_query = per_query.with_columns(
-        pl.lit(1.0).alias(survival), pl.lit(0.0).alias(reciprocal), pl.lit(0.0).alias(probability)
-    )
-    survive = pl.col(survival)
-    by_cutoff: dict[int, list[pl.Expr]] = {}
-    for kind, c in wanted:
-        assert c is not None
-        by_cutoff.setdefault(c, []).append(
-            pl.col(reciprocal if kind == "rr" else probability).alias(_term(f"expected_{kind}", c))
-        )
-    for t in range(1, max(by_cutoff) + 1):
-        started, remaining = s < t, (n - (t - s) + 1).clip(lower_bound=1.0)  # j = t - s; n - j + 1
-        step = pl.when(started).then(survive * r / remaining).otherwise(0.0)  # P(J = t - s)
-        moved = pl.when(started).then(survive * (remaining - r).clip(lower_bound=0.0) / remaining).otherwise(survive)
-        per_query = per_query.with_columns(
-            (pl.col(reciprocal) + step / t).alias(reciprocal),
-            (pl.col(probability) + step).alias(probability),
-            moved.alias(survival),
-        )
-        if t in by_cutoff:
-            per_query = per_query.with_columns(by_cutoff[t])
-    return per_query.drop(survival, reciprocal, probability)
+    for step in dict.fromkeys(derived.step for derived in wanted):
+        per_query = step(per_query, [derived for derived in wanted if derived.step is step])
+    return per_query
 
 
 def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, ap_average: bool) -> pl.LazyFrame:
     """The per-row columns the terms read: discounts, and for AP the relevant rows ranked above (with tie
     averaging already among the windows, unless `ap_average`)."""
     derived = []
-    if spec.uses("ndcg", "dcg"):  # one logarithm per row, shared by every cut-off
+    if _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
         derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
-    if spec.uses("ndcg") and not judged:
+    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
         derived.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
-    if spec.uses("ap") and (spec.ties != "average" or ap_average):
+    if _needs(spec, Quantity.RELEVANT_BEFORE) and (spec.ties != "average" or ap_average):
         derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     return rows.with_columns(derived) if derived else rows
 
@@ -1017,13 +811,14 @@ def _flagged_per_query(
     windows = [_position(spec, names).alias(POSITION)]
     if _splits_positions(spec):
         windows.append(_position(spec, names, by_relevant=True).alias(RELEVANT_POSITION))
-    if spec.uses("ndcg") and not judged:
+    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
         windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
     if spec.doc:
         windows.append(_doc_value(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
-    if spec.uses("ap") and spec.ties == "average" and not late:  # reads the scores only: shares the groups
+    # with tie averaging the relevant rows ranked above read the scores only: a window sharing the groups
+    if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
         windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
-    if _averages_blocks(spec):  # the rows in a tie block of two or more
+    if _averages_blocks(spec, judged):  # the rows in a tie block of two or more
         windows.append(pl.col(SCORE).is_duplicated().over(names.group).alias(TIED))
     rows = rows.with_columns(windows)
     terms_rows = None
@@ -1039,9 +834,11 @@ def _flagged_per_query(
     if qrels is not None:
         per_query = _join_judgments(per_query, _judgments(qrels, spec, names), spec, names, groups)
     metrics = [_metric(i) for i in range(len(spec.measures))]
-    per_query = _with_first_relevant_expectations(per_query, spec)
+    per_query = _with_derived(per_query, spec, judged)
+    context = _context(spec, judged)
     per_query = per_query.with_columns(
-        _mean.positive_zero(_value(m, spec, judged)).alias(name) for m, name in zip(spec.measures, metrics, strict=True)
+        _mean.positive_zero(definition.value(context, measure.cutoff)).alias(name)
+        for (definition, measure), name in zip(_definitions(spec), metrics, strict=True)
     )
     final = _final_checks(spec, names, metrics, judged)
     flags = [SCORED]

@@ -17,6 +17,8 @@ from typing import Literal, TypeAlias, TypeGuard, get_args
 import numpy as np
 import polars as pl
 
+from .measures import REGISTRY
+
 Ties: TypeAlias = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
 GainName: TypeAlias = Literal["linear", "exponential"]
 Gain: TypeAlias = GainName | Mapping[float, float] | Sequence[float]
@@ -25,36 +27,22 @@ Cutoffs: TypeAlias = int | Sequence[int | None] | None
 MissingQueries: TypeAlias = Literal["skip", "zero"]
 IntoColumn: TypeAlias = str | pl.Expr
 Keys: TypeAlias = str | Sequence[str]
-Kind: TypeAlias = Literal["ndcg", "dcg", "rr", "p", "r", "ap", "success"]
+Kind: TypeAlias = str  # a measure's canonical name: a key of `measures.REGISTRY`
 
 TIES: tuple[str, ...] = ("average", "reverse", "input", "doc", "optimistic", "pessimistic")
 GAINS: tuple[str, ...] = ("linear", "exponential")
 MISSING_QUERIES: tuple[str, ...] = ("skip", "zero")
 
 # measure kinds that use the gain, that divide by something that can be 0 (no_relevant), that use threshold
-GAIN_KINDS: frozenset[str] = frozenset({"ndcg", "dcg"})
-NORMALISED_KINDS: frozenset[str] = frozenset({"ndcg", "r", "ap"})
-THRESHOLD_KINDS: frozenset[str] = frozenset({"rr", "p", "r", "ap", "success"})
+GAIN_KINDS: frozenset[str] = frozenset(name for name, m in REGISTRY.items() if m.family == "gain")
+NORMALISED_KINDS: frozenset[str] = frozenset(name for name, m in REGISTRY.items() if m.no_relevant is not None)
+THRESHOLD_KINDS: frozenset[str] = frozenset(name for name, m in REGISTRY.items() if m.family == "threshold")
 
 # evaluate()'s measure names (lower-cased) -> kind; the canonical output name is the kind itself
 MEASURE_NAMES: dict[str, Kind] = {
-    "ndcg": "ndcg",
-    "dcg": "dcg",
-    "rr": "rr",
-    "mrr": "rr",
-    "recip_rank": "rr",
-    "reciprocal_rank": "rr",
-    "p": "p",
-    "precision": "p",
-    "r": "r",
-    "recall": "r",
-    "ap": "ap",
-    "map": "ap",
-    "average_precision": "ap",
-    "success": "success",
-    "hit_rate": "success",
+    alias: name for name, measure in REGISTRY.items() for alias in (name, *measure.aliases)
 }
-CANONICAL_MEASURES = ("ndcg", "dcg", "rr", "p", "r", "ap", "success")
+CANONICAL_MEASURES: tuple[str, ...] = tuple(REGISTRY)
 
 NO_QUERY_MESSAGE = "no query to average: the frame has no query (or every query's metric is null)."
 ZERO_WEIGHTS_MESSAGE = "Weights sum to zero, can't be normalized"  # scikit-learn's (np.average's) words
@@ -309,6 +297,7 @@ def parse_measures(measures: object) -> tuple[Measure, ...]:
 
 def measures_of(kind: Kind, prefix: str, k: object) -> tuple[Measure, ...]:
     """One measure per cut-off of a single-metric method; columns named `{prefix}` / `{prefix}@{k}`."""
+    assert kind in REGISTRY, kind
     return tuple(Measure(kind, c, prefix if c is None else f"{prefix}@{c}") for c in check_cutoffs(k))
 
 
@@ -340,7 +329,7 @@ def make_spec(
     if missing_queries not in _MISSING_QUERIES_BY_NAME:
         msg = f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}."
         raise ValueError(msg)
-    allow_negative_gain = not any(m.kind == "ndcg" for m in measures)
+    allow_negative_gain = all(REGISTRY[m.kind].negative_gains for m in measures)
     spec = Spec(
         measures=measures,
         by=by_keys,

@@ -1,0 +1,37 @@
+"""The measure layer: one module per measure, one registry line per measure.
+
+Each module declares a `MEASURE` (`_base.Definition`): its names (canonical, evaluate()'s aliases,
+trec_eval's, ir_measures' and ranx's), its family (reads the gain, or counts the rows above the threshold),
+the shared per-row and per-query quantities it needs, its per-query terms (row form and tie-block form, with
+the block sums they read), its finish, whether `no_relevant` applies, its bounds and its summary over
+queries; its docstring says how it treats ties.  `_plan.py` computes each quantity a call's measures need
+once, sums the union of their terms, and finishes each measure with its own expression.  Machinery two
+measures share lives in a module of its own: `_hits` (precision, recall) and `_first_relevant` (reciprocal
+rank, success).
+
+To add a measure:
+
+1. write `measures/<measure>.py`, declaring `MEASURE = Definition(...)` from the shared vocabulary of
+   `_base` (reuse its quantities and terms; a new shared quantity is a `Quantity` the plan learns to compute);
+2. add one line to `REGISTRY` below.
+
+evaluate() then takes its names (`MEASURE_NAMES` in `_spec`), and the tests parametrised over the registry
+(tests/test_registry.py) check it in every engine against its declared bounds.
+"""
+
+from __future__ import annotations
+
+from . import average_precision, dcg, ndcg, precision, recall, reciprocal_rank, success
+from ._base import Definition, Quantity
+
+REGISTRY: dict[str, Definition] = {
+    ndcg.MEASURE.name: ndcg.MEASURE,
+    dcg.MEASURE.name: dcg.MEASURE,
+    reciprocal_rank.MEASURE.name: reciprocal_rank.MEASURE,
+    precision.MEASURE.name: precision.MEASURE,
+    recall.MEASURE.name: recall.MEASURE,
+    average_precision.MEASURE.name: average_precision.MEASURE,
+    success.MEASURE.name: success.MEASURE,
+}
+
+__all__ = ["REGISTRY", "Definition", "Quantity"]

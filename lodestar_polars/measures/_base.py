@@ -1,0 +1,229 @@
+"""The vocabulary a measure module speaks: the per-row, per-block and per-query columns the plan computes, the
+`Term` a measure sums per query, the `Context` of a call, and the `Definition` every module declares.
+
+Column names are internal (`__lodestar_*`): the plan renames every user column on the way in, so none of
+these can collide with one.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+import polars as pl
+
+from .._checks import DataCheck
+
+PREFIX = "__lodestar_"
+
+# per row: 1-based position by descending score (ties broken as `ties` says), and the position the counting
+# measures read when tie bounds order a tie block differently for them (`Context.position`)
+POSITION = f"{PREFIX}position"
+RELEVANT_POSITION = f"{PREFIX}relevant_position"
+# per row: 1 / log_b(position + 1)
+DISCOUNT = f"{PREFIX}discount"
+# per row: position and discount by descending gain (the ideal order), without judgments
+IDEAL_POSITION = f"{PREFIX}ideal_position"
+IDEAL_DISCOUNT = f"{PREFIX}ideal_discount"
+# per row: the relevance level (with judgments, the judged level: null for an unjudged document)
+RELEVANCE = f"{PREFIX}relevance"
+# per row: the gain (gain family) and the relevant flag, relevance above `threshold` (threshold family)
+GAIN = f"{PREFIX}gain"
+RELEVANT = f"{PREFIX}relevant"
+# per relevant row: the relevant rows ranked above it
+RELEVANT_BEFORE = f"{PREFIX}relevant_before"
+# per row, with ties="average": the row shares its score with another row of its query
+TIED = f"{PREFIX}tied"
+
+# per tie block (ties="average"): its size n, relevant rows r, start s (positions s+1..s+n), summed gain, and
+# the relevant rows ranked above it
+BLOCK_SIZE = f"{PREFIX}block_size"
+BLOCK_RELEVANT = f"{PREFIX}block_relevant"
+BLOCK_START = f"{PREFIX}block_start"
+BLOCK_GAIN = f"{PREFIX}block_gain"
+BLOCK_BEFORE = f"{PREFIX}block_before"
+
+# per query: its rows, its relevant rows (without judgments) or relevant judged documents (with them)
+ROWS = f"{PREFIX}rows"
+RELEVANT_COUNT = f"{PREFIX}relevant_count"
+JUDGED_RELEVANT = f"{PREFIX}judged_relevant"
+
+
+def term_name(name: str, cutoff: int | None) -> str:
+    """A per-query (or per-block) column computed per cut-off."""
+    return f"{PREFIX}{name}_{'all' if cutoff is None else cutoff}"
+
+
+def ideal_dcg(cutoff: int | None) -> str:
+    """The per-query ideal DCG@k column (`Quantity.IDEAL_DCG`)."""
+    return term_name("ideal", cutoff)
+
+
+# a cut-off at or past this position keeps every row: no query has 2**40 rows, and the plan's integer
+# arithmetic on positions stays far from overflowing
+LONGEST_CUTOFF = 1 << 40
+
+
+def cut_at(cutoff: int | None) -> int | None:
+    """The position a measure is cut at in the plan: its k, or `LONGEST_CUTOFF` for any larger k (a k past
+    the list scores the whole list)."""
+    return None if cutoff is None else min(cutoff, LONGEST_CUTOFF)
+
+
+def within(position: str, cutoff: int | None) -> pl.Expr:
+    # a column, not a literal: inside an aggregation `lit(True).sum()` would count 1, not the rows
+    return pl.col(position) > 0 if cutoff is None else pl.col(position) <= cutoff
+
+
+def cut(value: pl.Expr, position: str, cutoff: int | None) -> pl.Expr:
+    """A per-row value, 0 past the cut-off."""
+    if cutoff is None:
+        return value
+    return pl.when(pl.col(position) <= cutoff).then(value).otherwise(0.0)
+
+
+class Quantity(enum.Enum):
+    """A shared quantity the plan computes once per call when a measure of the call needs it."""
+
+    GAIN = "the gain of each row (and, with judgments, the gain checks)"
+    RELEVANT = "the relevant flag of each row"
+    DISCOUNT = "the discount 1 / log_b(position + 1) of each row"
+    IDEAL_DCG = "the ideal DCG per query and cut-off: `ideal_dcg(cutoff)`"
+    RELEVANT_COUNT = "the relevant rows (judged relevant documents with judgments) per query: `Context.relevant_total`"
+    RELEVANT_BEFORE = "the relevant rows ranked above each relevant row (per block: `BLOCK_BEFORE`)"
+
+
+Family = Literal["gain", "threshold"]
+FAMILY_QUANTITY: dict[Family, Quantity] = {"gain": Quantity.GAIN, "threshold": Quantity.RELEVANT}
+
+
+class Term(NamedTuple):
+    """How a per-query sum is computed: `row`, elementwise per row, summed (or its least value taken, when
+    `least`) over the query's rows; with tie averaging, over its rows in no tie, while `block`, elementwise over
+    the block sums, gives the tie blocks' part (None: ties cannot change the sum).  `block_sums` are the
+    per-block aggregations (each aliased) that `block` reads besides `BLOCK_SIZE`, which every block has.  One
+    (keys, score) group-by over the tied rows computes the block sums of every term and cut-off of a call once
+    (Polars does not share a sub-expression between the aggregations of a group-by).  A `least` term is null
+    for a query with no row (a judged query missing from the run); a sum is 0."""
+
+    row: pl.Expr
+    block: pl.Expr | None
+    least: bool = False
+    block_sums: tuple[pl.Expr, ...] = ()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a measure knows of the call: the tie mode, whether the relevance comes from judgments (qrels=),
+    the position column the counting measures read, the relevance threshold, and `no_relevant`."""
+
+    ties: str
+    judged: bool
+    position: str
+    threshold: float
+    no_relevant: float | Literal["error"] | None
+
+    @property
+    def averaged(self) -> bool:
+        """ties="average": the exact expectation over the orders of tied rows."""
+        return self.ties == "average"
+
+    @property
+    def relevant_total(self) -> pl.Expr:
+        """R: the query's relevant rows, or its relevant judged documents, retrieved or not (trec_eval)."""
+        return pl.col(JUDGED_RELEVANT if self.judged else RELEVANT_COUNT)
+
+    @property
+    def no_relevant_value(self) -> pl.Expr:
+        """The value of a query with nothing to normalise by (null under no_relevant="error": the check raises)."""
+        return pl.lit(None if self.no_relevant == "error" else self.no_relevant, pl.Float64)
+
+
+DerivedStep = Callable[[pl.LazyFrame, Sequence["Derived"]], pl.LazyFrame]
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A per-query column computed after the per-query group-by, before the measures finish: `step` adds every
+    `Derived` of a call that names it, at once; `statistic` and `cutoff` tell the step which column `column` is."""
+
+    column: str
+    step: DerivedStep
+    statistic: str
+    cutoff: int | None
+
+
+@dataclass(frozen=True)
+class NoRelevant:
+    """A measure that `no_relevant` applies to: `condition(context, cutoff)` holds for a query with nothing to
+    normalise by, and `reason(context)` names that in the no_relevant="error" message."""
+
+    condition: Callable[[Context, int | None], pl.Expr]
+    reason: Callable[[Context], str]
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How a tool names a measure: over the whole list (`whole`) and at a cut-off (`cut`, with `{k}`); None
+    where the tool has no such form."""
+
+    whole: str | None
+    cut: str | None
+
+    def name(self, cutoff: int | None) -> str | None:
+        return self.whole if cutoff is None else None if self.cut is None else self.cut.format(k=cutoff)
+
+
+NO_SPELLING = Spelling(None, None)
+
+
+def _no_derived(context: Context, cutoff: int | None) -> list[Derived]:
+    return []
+
+
+def _no_checks(context: Context) -> list[DataCheck]:
+    return []
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One measure, as its module declares it.
+
+    - `name`: the canonical name (evaluate's output column `name` / `name@k`); `method`: the `.rank_metrics`
+      method computing it alone, whose columns are `method` / `method@k`; `aliases`: the other names evaluate()
+      takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it.
+    - `family`: "gain" (reads the gain of each row) or "threshold" (counts the rows with relevance above the
+      threshold); tie bounds order a tie block by that.  `needs`: the shared quantities it reads besides.
+    - `terms(context, cutoff)`: its per-query sums (`Term`s, by column name; the plan sums a name shared by
+      several measures once); `derived(context, cutoff)`: per-query columns computed after the group-by;
+      `value(context, k)`: the per-query finish, from those columns (k: the cut-off as given; the terms take
+      `cut_at(k)`).
+    - `no_relevant`: set when the `no_relevant` option applies; `negative_gains`: whether a gain mapping may
+      give negative gains; `bounds`: every value lies in [low, high] (non-negative gains), read by the
+      invariant properties; `summary`: how evaluate_mean forms the summary over queries.
+    - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
+    """
+
+    name: str
+    method: str
+    aliases: tuple[str, ...]
+    trec_eval: Spelling
+    ir_measures: Spelling
+    ranx: Spelling
+    family: Family
+    needs: frozenset[Quantity]
+    terms: Callable[[Context, int | None], dict[str, Term]]
+    value: Callable[[Context, int | None], pl.Expr]
+    bounds: tuple[float, float]
+    no_relevant: NoRelevant | None = None
+    negative_gains: bool = True
+    summary: Literal["mean"] = "mean"
+    derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
+    row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
+    query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
+
+    @property
+    def quantities(self) -> frozenset[Quantity]:
+        return self.needs | {FAMILY_QUANTITY[self.family]}

@@ -1,0 +1,60 @@
+"""NDCG@k: DCG@k / ideal DCG@k (`dcg`), the ideal from the query's own gains sorted descending, or with
+judgments from every judged document of the query, retrieved or not (trec_eval's ndcg_cut).  A query whose
+ideal DCG is 0 scores `no_relevant`.  Gains must not be negative (the ratio is then unbounded).
+
+Ties: under ties="average", the exact expectation over the orders of each tie block: the ideal DCG does not
+depend on the run's order, so the expectation is E[DCG@k] / ideal DCG@k, with E[DCG@k] as `dcg` takes it.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .._checks import DataCheck, message
+from . import dcg
+from ._base import PREFIX, RELEVANCE, Context, Definition, NoRelevant, Quantity, Spelling, cut_at, ideal_dcg
+
+
+def value(context: Context, cutoff: int | None) -> pl.Expr:
+    c = cut_at(cutoff)
+    ideal = pl.col(ideal_dcg(c))
+    return pl.when(ideal == 0).then(context.no_relevant_value).otherwise(pl.col(dcg.dcg_column(c)) / ideal)
+
+
+def _no_relevant(context: Context, cutoff: int | None) -> pl.Expr:
+    return pl.col(ideal_dcg(cut_at(cutoff))) == 0
+
+
+def _reason(context: Context) -> str:
+    return "no relevant document (ideal DCG is 0)"
+
+
+def row_checks(context: Context) -> list[DataCheck]:
+    """scikit-learn's refusal of negative labels (judged labels: negative ones mark unjudged documents)."""
+    if context.judged:
+        return []
+    return [
+        DataCheck(
+            f"{PREFIX}negative_relevance",
+            (pl.col(RELEVANCE).cast(pl.Float64) < 0).sum(),
+            message(ValueError, "ndcg_score should not be used on negative y_true values."),
+        )
+    ]
+
+
+MEASURE = Definition(
+    name="ndcg",
+    method="ndcg",
+    aliases=(),
+    trec_eval=Spelling("ndcg", "ndcg_cut_{k}"),
+    ir_measures=Spelling("nDCG", "nDCG@{k}"),
+    ranx=Spelling("ndcg", "ndcg@{k}"),
+    family="gain",
+    needs=frozenset({Quantity.DISCOUNT, Quantity.IDEAL_DCG}),
+    terms=dcg.terms,
+    value=value,
+    bounds=(0.0, 1.0),
+    no_relevant=NoRelevant(_no_relevant, _reason),
+    negative_gains=False,
+    row_checks=row_checks,
+)
