@@ -79,6 +79,7 @@ from .measures._base import (
     TIED,
     Context,
     Derived,
+    NoRelevant,
     Term,
     cut,
     cut_at,
@@ -643,7 +644,7 @@ def _final_checks(spec: Spec, names: _Names, metrics: list[str], judged: bool) -
             )
         )
     checks += _measure_checks(spec, judged, lambda definition: definition.query_checks)
-    if spec.no_relevant == "error" and any(definition.no_relevant is not None for definition, _ in _definitions(spec)):
+    if spec.no_relevant == "error" and _normalised(spec):
         checks.append(
             DataCheck(
                 f"{_P}no_relevant",
@@ -678,9 +679,21 @@ def _measure_checks(
     return list(checks.values())
 
 
+def _normalised(spec: Spec) -> list[tuple[NoRelevant, Measure]]:
+    """The measures of the call that `no_relevant` applies to, the first of each kind, in registry order."""
+    first_of_each: dict[str, Measure] = {}
+    for measure in spec.measures:
+        first_of_each.setdefault(measure.kind, measure)
+    return [
+        (definition.no_relevant, first_of_each[name])
+        for name, definition in REGISTRY.items()
+        if name in first_of_each and definition.no_relevant is not None
+    ]
+
+
 def _no_relevant_message(spec: Spec, judged: bool) -> str:
     context = _context(spec, judged)
-    reasons = [d.no_relevant.reason(context) for d, _ in _definitions(spec) if d.no_relevant is not None]
+    reasons = [no_relevant.reason(context) for no_relevant, _ in _normalised(spec)]
     return (
         f"query {{query}} has {' or '.join(dict.fromkeys(reasons))}, and {{total}} query(ies) in all; pass "
         "no_relevant=0.0, 1.0 or None to score them."
@@ -688,17 +701,13 @@ def _no_relevant_message(spec: Spec, judged: bool) -> str:
 
 
 def _no_relevant(spec: Spec, judged: bool) -> pl.Expr:
-    """A query with nothing to normalise by, for some measure of the call (the first cut-off of each)."""
+    """A query with nothing to normalise by, for some measure of the call (at the first cut-off of each kind)."""
     context = _context(spec, judged)
     conditions: list[pl.Expr] = []
-    first_of_each: dict[str, tuple[Definition, Measure]] = {}
-    for definition, measure in _definitions(spec):
-        first_of_each.setdefault(definition.name, (definition, measure))
-    for definition, measure in first_of_each.values():
-        if definition.no_relevant is not None:
-            condition = definition.no_relevant.condition(context, measure.cutoff)
-            if not any(condition.meta.eq(other) for other in conditions):
-                conditions.append(condition)
+    for no_relevant, measure in _normalised(spec):
+        condition = no_relevant.condition(context, measure.cutoff)
+        if not any(condition.meta.eq(other) for other in conditions):
+            conditions.append(condition)
     return pl.any_horizontal(conditions)
 
 
