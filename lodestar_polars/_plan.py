@@ -8,32 +8,27 @@ The user's frame enters through one `select` that renames every column the plan 
 exist, so no user column name can collide with one.  A per-query row is identified by its keys: the `by`
 columns, then the query columns.
 
-How the measures are computed, for a query of n rows:
+The measures themselves live in `measures/`, one module each (`measures/__init__.py`): each declares the
+shared quantities it needs, its per-query terms and its finish.  This module only orchestrates: it asks the
+registry which quantities the measures of a call need (`_needs`), computes each once, sums the union of their
+terms (`_terms`; a term two measures share, such as DCG@k for ndcg and dcg, is summed once), runs the
+per-query steps they derive (`_with_derived`) and finishes each measure with its own expression.  For a
+query of n rows:
 
 1. Each row gets a 1-based `position` by descending score (`rank("ordinal").over(keys)`, with the tie
-   break of the chosen `ties` mode) and, for DCG, a `discount` = 1 / log_b(position + 1); a cut-off k
-   zeroes everything past position k.  A row is relevant when its relevance is above `threshold`.
-2. Deterministic tie modes: per-row sums, one group-by on the keys.
-   DCG@k = sum(gain * discount);  hits@k = relevant rows at positions <= k (P@k = hits / k, R@k = hits / R);
-   AP@k = sum over relevant rows at positions p <= k of (relevant rows at positions <= p) / p, divided by R
-   (R: relevant rows of the query, or relevant judged documents with qrels: trec_eval's `map`);
-   reciprocal rank and success use the position of the first relevant row.
+   break of the chosen `ties` mode) and, when a measure needs them, a `discount` = 1 / log_b(position + 1),
+   its gain, its relevant flag (relevance above `threshold`), the relevant rows ranked above it, and its
+   ideal position and discount.  With ties="optimistic"/"pessimistic", the measures reading the gain and
+   those counting relevant rows may order a tie block differently: the latter get positions of their own.
+2. Deterministic tie modes: each term's row form, summed (or its least value taken) in one group-by on the
+   keys, with the relevant count, the ideal DCG and the data checks.
 3. `ties="average"`: the exact expectation over every order of the tied documents (McSherry & Najork, ECIR
    2008; scikit-learn's tie averaging for DCG).  The rows sharing a score form a block covering positions
    s+1..s+n, whatever order an ordinal rank deals them in, so block sums of per-position quantities are
-   exact.  With r relevant rows in the block and C relevant rows before it:
-   - DCG: (mean gain of the block) * (sum of the block's discounts);
-   - hits@k: r/n * (positions of the block <= k);
-   - AP@k: a relevant document at block offset i has E[relevant at or above it] = C + 1 + (i-1)(r-1)/(n-1),
-     so the block adds sum_{p in block, p<=k} [r/n (C+1) + (p-s-1) r(r-1)/(n(n-1))] / p
-     = r/n (C+1) D + r(r-1)/(n(n-1)) (M - (s+1) D), with D = sum 1/p and M = count, over p <= k;
-   - reciprocal rank and success: only the first block holding a relevant row matters; the first relevant
-     row lands at block offset j with P(J=j) = C(n-j, r-1)/C(n, r) (`_first_relevant_distribution`).
-   A row in no tie is a block of one: its terms are the deterministic ones, summed with the other per-row
-   sums.  Only the tied rows (`is_duplicated` over the query) go to a group-by on (keys, score) that
-   computes the block sums once (`_block_sums`) and the block terms from them; with finite cut-offs only
-   the blocks reaching the largest k enter it.  For rr and success, the sum over offsets runs as one
-   elementwise step per position up to the largest cut-off (`_unrolled_expectations`), or as lists.
+   exact; each measure module gives its terms' block form from them (and says why in its docstring).  A row
+   in no tie is a block of one: it counts in the row sums.  Only the tied rows (`is_duplicated` over the
+   query) go to a group-by on (keys, score) that computes every block sum once (`_block_sums`), and the
+   block terms from them; with finite cut-offs only the blocks reaching the largest k enter it.
 4. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
