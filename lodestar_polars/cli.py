@@ -206,6 +206,12 @@ def _trec_judgments_as_run_columns(
         names = ", ".join(query)
         msg = f"--qrels {source} is a TREC file, with one query id column; --query names {len(query)}: {names}."
         raise UsageError(msg)
+    roles = {"--query": query[0], "--doc": doc, "--relevance": relevance}
+    for option, name in roles.items():
+        others = [other for other, other_name in roles.items() if other_name == name and other != option]
+        if others:
+            msg = f"{option} and {others[0]} both name column {name!r}: TREC judgments' columns need three names."
+            raise UsageError(msg)
     return qrels.select(pl.col("query").alias(query[0]), pl.col("doc").alias(doc), pl.col("relevance").alias(relevance))
 
 

@@ -345,3 +345,10 @@ def test_a_composite_query_key_against_trec_qrels_is_a_usage_error(tmp_path: Pat
         "evaluate", tmp_path / "run.parquet", "--qrels", tmp_path / "qrels.txt", "--query", "a,b", "--doc", "doc"
     )
     assert_usage_error(result, "is a TREC file, with one query id column; --query names 2: a, b.")
+
+
+def test_two_roles_naming_one_column_against_trec_qrels_is_a_usage_error(tmp_path: Path) -> None:
+    integer_run(queries=1).write_parquet(tmp_path / "run.parquet")
+    (tmp_path / "qrels.txt").write_text("0 0 a 1\n")
+    result = cli("evaluate", tmp_path / "run.parquet", "--qrels", tmp_path / "qrels.txt", "--relevance", "query")
+    assert_usage_error(result, "--query and --relevance both name column 'query'")
