@@ -275,7 +275,7 @@ def _check_threshold(threshold: object) -> float:
     return float(threshold)
 
 
-# a measure name and an optional cut-off, ASCII only: "ndcg@١٠" or "ndcg@１０" is no name
+# a measure name and an optional cut-off in ASCII digits: Arabic-Indic or full-width digits make no name
 MEASURE_PATTERN = re.compile(r"([a-z_]+)(?:@([0-9]+))?", re.ASCII | re.IGNORECASE)
 
 
