@@ -297,15 +297,15 @@ def _mark(row: dict[str, object], alpha: float) -> Mark | None:
 
 def _legend(summary: _Summary, style: _Style) -> str:
     names = set(summary.baselines.values())
+    baselines = ""
     if len(names) == 1:
         baseline = style.escape(next(iter(names)))
-    elif names:
-        listed = ", ".join(
-            f"{style.escape(metric)}: {style.escape(name)}" for metric, name in summary.baselines.items()
-        )
-        baseline = f"each measure's baseline ({listed})"
     else:
-        baseline = "the baseline"
+        baseline = "the measure's baseline"
+        listed = ", ".join(
+            f"{style.escape(name)} ({style.escape(metric)})" for metric, name in summary.baselines.items()
+        )
+        baselines = f" Baselines: {listed}." if listed else ""
     if summary.marks == {"better", "worse"}:
         claim = f"{style.better} significantly better than {baseline}, {style.worse} significantly worse"
     elif summary.marks == {"better"}:
@@ -320,7 +320,7 @@ def _legend(summary: _Summary, style: _Style) -> str:
     else:
         threshold = f"{CORRECTION_NAMES[summary.correction]} {level}"
     return (
-        f"{claim} (two-sided {style.escape(TEST_NAMES[summary.test])}, {threshold}). "
+        f"{claim} (two-sided {style.escape(TEST_NAMES[summary.test])}, {threshold}).{baselines} "
         "Bold: the best value of each measure."
     )
 
@@ -340,7 +340,7 @@ def _markdown_escape(text: str) -> str:
     return "".join("\\" + char if char in "\\|*_`[]<>" else char for char in text)
 
 
-MARKDOWN = _Style(
+_MARKDOWN = _Style(
     escape=_markdown_escape,
     better="†",
     worse="‡",
@@ -350,7 +350,7 @@ MARKDOWN = _Style(
 
 
 def _markdown(summary: _Summary) -> str:
-    style = MARKDOWN
+    style = _MARKDOWN
 
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(cells) + " |"
@@ -385,7 +385,7 @@ def _latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
 
 
-LATEX = _Style(
+_LATEX = _Style(
     escape=_latex_escape,
     better=r"$^{\dagger}$",
     worse=r"$^{\ddagger}$",
@@ -395,7 +395,7 @@ LATEX = _Style(
 
 
 def _latex(summary: _Summary) -> str:
-    style = LATEX
+    style = _LATEX
 
     def line(cells: list[str]) -> str:
         return " & ".join(cells) + r" \\"
@@ -415,6 +415,12 @@ def _latex(summary: _Summary) -> str:
     return "\n".join(lines)
 
 
+# great-tables escapes the text and bolds the best cells with its own style
+_PLAIN = _Style(
+    escape=lambda text: text, better="†", worse="‡", bold=lambda text: text, p_below=lambda level: f"p < {level}"
+)
+
+
 def _html(summary: _Summary) -> str:
     try:
         from great_tables import loc, style
@@ -424,16 +430,13 @@ def _html(summary: _Summary) -> str:
             "pip install 'lodestar-polars[report]'"
         )
         raise ImportError(msg) from error
-    plain = _Style(
-        escape=lambda text: text, better="†", worse="‡", bold=lambda text: text, p_below=lambda level: f"p < {level}"
-    )
     # measure names may repeat the system column's name; the frame's columns are positions, the labels names
     columns = ["system", *(f"measure_{index}" for index in range(len(summary.measures)))]
     frame = pl.DataFrame(
         [
             pl.Series(columns[0], summary.systems, dtype=pl.String),
             *(
-                pl.Series(column, [_cell_text(line[index], plain) for line in summary.cells], dtype=pl.String)
+                pl.Series(column, [_cell_text(line[index], _PLAIN) for line in summary.cells], dtype=pl.String)
                 for index, column in enumerate(columns[1:])
             ),
         ]
@@ -442,7 +445,7 @@ def _html(summary: _Summary) -> str:
         frame.style.cols_label(cases=dict(zip(columns, [summary.system_column, *summary.measures], strict=True)))
         .cols_align("left", columns=columns[0])
         .cols_align("right", columns=columns[1:])
-        .tab_source_note(_legend(summary, plain))
+        .tab_source_note(_legend(summary, _PLAIN))
     )
     for index, column in enumerate(columns[1:]):
         best_rows = [row for row, line in enumerate(summary.cells) if (cell := line[index]) is not None and cell.best]

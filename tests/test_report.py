@@ -207,8 +207,8 @@ def test_only_worse_systems_and_a_baseline_per_measure_in_the_legend() -> None:
         "| new | **0.7** | 0.6 |\n"
         "| old | 0.5‡ | **0.7** |\n"
         "\n"
-        "‡ significantly worse than each measure's baseline (ndcg: new, rr: old) (two-sided Wilcoxon signed-rank "
-        "test, p < 0.05, not adjusted for multiple comparisons). Bold: the best value of each measure."
+        "‡ significantly worse than the measure's baseline (two-sided Wilcoxon signed-rank test, p < 0.05, "
+        "not adjusted for multiple comparisons). Baselines: new (ndcg), old (rr). Bold: the best value of each measure."
     )
 
 
@@ -248,6 +248,15 @@ def test_significant_means_p_adjusted_strictly_below_alpha() -> None:
         "| base | 0.4000 |",
         "| at | **0.6000** |",
         "| below | 0.5000† |",
+    ]
+
+
+def test_a_system_without_a_row_for_a_measure_gets_an_empty_cell() -> None:
+    comparison = six_query_comparison(None).filter(~((pl.col("metric") == "recall") & (pl.col("model") == "c")))
+    assert lp.report(comparison, test="permutation", correction=None).splitlines()[2:5] == [
+        "| a | 0.3500 | 0.2500 |",
+        "| b | **0.5000**† | **0.8500**† |",
+        "| c | 0.2750‡ |  |",
     ]
 
 
