@@ -263,7 +263,8 @@ def _check_threshold(threshold: object) -> float:
     return float(threshold)
 
 
-_MEASURE_PATTERN = re.compile(r"^([a-z_]+)(?:@(\d+))?$")
+# a measure name and an optional cut-off in ASCII digits: Arabic-Indic or full-width digits make no name
+MEASURE_PATTERN = re.compile(r"([a-z_]+)(?:@([0-9]+))?", re.ASCII | re.IGNORECASE)
 
 
 def parse_measures(measures: object) -> tuple[Measure, ...]:
@@ -278,8 +279,8 @@ def parse_measures(measures: object) -> tuple[Measure, ...]:
         if not isinstance(name, str):
             msg = f"measure names are strings such as 'ndcg@10', got {name!r}."
             raise TypeError(msg)
-        match = _MEASURE_PATTERN.match(name.strip().lower())
-        kind = MEASURE_NAMES.get(match.group(1)) if match else None
+        match = MEASURE_PATTERN.fullmatch(name.strip())
+        kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
         if match is None or kind is None:
             known = ", ".join(f"{k}, {k}@k" for k in CANONICAL_MEASURES)
             msg = f"unknown measure {name!r}; known measures (case-insensitive): {known}."

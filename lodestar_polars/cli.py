@@ -37,7 +37,7 @@ import polars as pl
 
 from . import __version__, partitions
 from ._mean import mean as mean_of
-from ._spec import CANONICAL_MEASURES
+from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, MEASURE_PATTERN
 from .io import scan_trec_qrels, scan_trec_run
 from .namespace import rank_metrics
 
@@ -66,19 +66,34 @@ DATA_ERRORS: tuple[type[BaseException], ...] = (
 # --------------------------------------------------------------------------------------------------------
 # measures: names as `evaluate` takes them, and the one function that computes them
 
-# the measure families `evaluate` takes, by their canonical names
-MEASURE_FAMILIES: tuple[str, ...] = CANONICAL_MEASURES
-_MEASURE_PATTERN = re.compile(r"^(?P<family>[a-z]+)(?:@(?P<cutoff>\d+))?$")
+_ASCII_INTEGER = re.compile(r"[0-9]+")
 
 
-def _known_measures() -> str:
-    return ", ".join(f"{family}, {family}@k" for family in MEASURE_FAMILIES)
+def measure_names_text() -> str:
+    """The measure names `evaluate` and ``-m`` take (the package's one table), each canonical name first.
+
+    Returns
+    -------
+    str
+        The canonical names in order, each followed by its other spellings in parentheses.
+
+    Examples
+    --------
+    >>> measure_names_text().split(", ap")[0]
+    'ndcg, dcg, rr (mrr, recip_rank, reciprocal_rank), p (precision), r (recall)'
+    """
+    spellings = {
+        kind: [name for name, of in MEASURE_NAMES.items() if of == kind and name != kind] for kind in CANONICAL_MEASURES
+    }
+    return ", ".join(f"{kind} ({', '.join(others)})" if others else kind for kind, others in spellings.items())
 
 
 def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[str]:
     """Canonical measure names from ``-m`` values (repeated or comma-separated, case-insensitive).
 
-    A name without ``@k`` takes each of `cutoffs` (``--k``), or the whole list when there are none.
+    ``-m`` takes exactly the names `evaluate` takes (`measure_names_text`: ``mrr``, ``map``, ``recall@10``,
+    ``hit_rate@3``...), with cut-offs in ASCII digits.  A name without ``@k`` takes each of `cutoffs`
+    (``--k``), or the whole list when there are none.
 
     Parameters
     ----------
@@ -103,23 +118,29 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
     ['ndcg@5', 'ndcg@10', 'rr']
     >>> parse_measures(["ndcg"], cutoffs=[1, 3])
     ['ndcg@1', 'ndcg@3']
+    >>> parse_measures(["MRR,recall@10,map,hit_rate@3"])
+    ['rr', 'r@10', 'ap', 'success@3']
     """
     names: list[str] = []
     for text in texts:
         for item in text.split(","):
             spelled = item.strip()
-            match = _MEASURE_PATTERN.match(spelled.lower())
-            family = match["family"] if match else None
-            if match is None or family not in MEASURE_FAMILIES:
-                msg = f"unknown measure {spelled!r}; known measures: {_known_measures()}."
+            match = MEASURE_PATTERN.fullmatch(spelled)
+            kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
+            if match is None or kind is None:
+                msg = (
+                    f"unknown measure {spelled!r}; known measures (case-insensitive, each optionally @k with k "
+                    f"in ASCII digits): {measure_names_text()}."
+                )
                 raise UsageError(msg)
-            if match["cutoff"] is not None:
-                if int(match["cutoff"]) < 1:
+            if match.group(2) is not None:
+                cutoff = int(match.group(2))
+                if cutoff < 1:
                     msg = f"measure {spelled!r}: the cut-off must be at least 1."
                     raise UsageError(msg)
-                expanded = [f"{family}@{int(match['cutoff'])}"]
+                expanded = [f"{kind}@{cutoff}"]
             else:
-                expanded = [f"{family}@{k}" for k in cutoffs] if cutoffs else [str(family)]
+                expanded = [f"{kind}@{k}" for k in cutoffs] if cutoffs else [str(kind)]
             names += [name for name in expanded if name not in names]
     return names
 
@@ -155,8 +176,12 @@ def _detect_format(path: str, given: str | None) -> str:
     return "trec"
 
 
-def _scan(path: str, file_format: str, role: Literal["run", "qrels"]) -> pl.LazyFrame:
-    """A lazy frame over `path`; an unreadable source is a DataError."""
+def _scan(path: str, file_format: str, role: Literal["run", "qrels"], id_columns: Sequence[str]) -> pl.LazyFrame:
+    """A lazy frame over `path`; an unreadable source is a DataError.
+
+    A CSV file has no types: its `id_columns` (query and doc ids) are read as text, as trec_eval reads ids, so
+    "0012" stays "0012" (inferred, it would be the integer 12 and never join a judgment "0012").
+    """
     if _is_glob(path):
         if not glob.glob(path, recursive=True):
             msg = f"no file matches the {role} pattern {path!r}."
@@ -167,20 +192,84 @@ def _scan(path: str, file_format: str, role: Literal["run", "qrels"]) -> pl.Lazy
     if file_format == "parquet":
         return pl.scan_parquet(path)
     if file_format == "csv":
-        return pl.scan_csv(path)
+        return pl.scan_csv(path, schema_overrides=dict.fromkeys(id_columns, pl.String()))
     if role == "run":
         return scan_trec_run(path)
     return scan_trec_qrels(path)
 
 
-def _align_join_keys(run: pl.LazyFrame, qrels: pl.LazyFrame, columns: Sequence[str]) -> tuple[pl.LazyFrame, ...]:
-    """Ids read from different formats (an integer CSV column, a TREC string) are compared as strings."""
+def _trec_judgments_as_run_columns(
+    qrels: pl.LazyFrame, query: Sequence[str], doc: str, relevance: str, source: str
+) -> pl.LazyFrame:
+    """TREC judgments' fixed columns (query, doc, relevance) under the names the run's column options give."""
+    if len(query) != 1:
+        names = ", ".join(query)
+        msg = f"--qrels {source} is a TREC file, with one query id column; --query names {len(query)}: {names}."
+        raise UsageError(msg)
+    roles = {"--query": query[0], "--doc": doc, "--relevance": relevance}
+    for option, name in roles.items():
+        others = [other for other, other_name in roles.items() if other_name == name and other != option]
+        if others:
+            msg = f"{option} and {others[0]} both name column {name!r}: TREC judgments' columns need three names."
+            raise UsageError(msg)
+    return qrels.select(pl.col("query").alias(query[0]), pl.col("doc").alias(doc), pl.col("relevance").alias(relevance))
+
+
+def _as_dtype_of_run(column: str, dtype: pl.DataType) -> pl.Expr:
+    """A judgment id converted to the run's dtype from its text ("0012" -> 12 for an integer run); null when
+    it cannot be (a judgment "q7" against an integer run)."""
+    return pl.col(column).cast(pl.String).cast(dtype, strict=False)
+
+
+def _refuse_unconvertible_queries(
+    column: str, dtype: pl.DataType, source: str
+) -> Callable[[pl.DataFrame], pl.DataFrame]:
+    def convert_batch(frame: pl.DataFrame) -> pl.DataFrame:
+        converted = frame.select(_as_dtype_of_run(column, dtype)).to_series()
+        lost = frame[column].filter(converted.is_null() & frame[column].is_not_null())
+        if len(lost):
+            msg = (
+                f"judged query {lost[0]!r} (qrels {source}) cannot be read as the {dtype} of the run's query "
+                f"column {column!r}: --missing-queries zero would score it 0 but cannot write it in that column."
+            )
+            raise ValueError(msg)
+        return frame.with_columns(converted.alias(column))
+
+    return convert_batch
+
+
+def _judgments_in_run_dtypes(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, query: Sequence[str], doc: str, missing_queries: str | None, source: str
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Judgments whose id columns have the run's dtypes, so they join and the output keeps the run's dtypes.
+
+    A judgment id is converted to the run's dtype from its text: against an Int64 run, "0012" is 12 and
+    "q7" matches no run row.  Such a judged query is left out, as any judged query missing from the run is
+    (``missing_queries="skip"``), or is an error with ``"zero"``, which would have to print it.  A doc id is
+    not in the output: where the dtypes differ, both sides are compared as the text of the run's dtype, and
+    a judged document that cannot be converted keeps its own text, so it still counts in R and the ideal DCG.
+    """
     run_schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
-    differing = [c for c in columns if c in run_schema and c in qrels_schema and run_schema[c] != qrels_schema[c]]
-    if not differing:
-        return run, qrels
-    as_string = [pl.col(c).cast(pl.String) for c in differing]
-    return run.with_columns(as_string), qrels.with_columns(as_string)
+    for column in query:
+        if column not in run_schema or column not in qrels_schema or run_schema[column] == qrels_schema[column]:
+            continue
+        dtype = run_schema[column]
+        if missing_queries == "zero":
+            schema = {**qrels_schema, column: dtype}
+            qrels = qrels.map_batches(
+                _refuse_unconvertible_queries(column, dtype, source),
+                schema=schema,
+                streamable=True,
+                validate_output_schema=False,
+            )
+        else:
+            converted = _as_dtype_of_run(column, dtype)
+            qrels = qrels.filter(converted.is_not_null() | pl.col(column).is_null()).with_columns(converted)
+    if doc in run_schema and doc in qrels_schema and run_schema[doc] != qrels_schema[doc]:
+        as_run_text = _as_dtype_of_run(doc, run_schema[doc]).cast(pl.String)
+        qrels = qrels.with_columns(pl.coalesce(as_run_text, pl.col(doc).cast(pl.String)).alias(doc))
+        run = run.with_columns(pl.col(doc).cast(pl.String))
+    return run, qrels
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -340,15 +429,14 @@ def _columns(text: str) -> list[str]:
 
 
 def _cutoffs(text: str) -> list[int]:
-    try:
-        values = [int(value) for value in text.split(",")]
-    except ValueError:
-        msg = f"expected positive integers separated by commas, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if any(value < 1 for value in values):
+    values = [value.strip() for value in text.split(",")]
+    if not all(_ASCII_INTEGER.fullmatch(value) for value in values):
+        msg = f"expected positive integers (ASCII digits) separated by commas, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    if any(int(value) < 1 for value in values):
         msg = f"cut-offs must be at least 1, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
-    return values
+    return [int(value) for value in values]
 
 
 def _evaluate_options(args: argparse.Namespace, run_format: str, qrels: pl.LazyFrame | None) -> dict[str, Any]:
@@ -357,7 +445,7 @@ def _evaluate_options(args: argparse.Namespace, run_format: str, qrels: pl.LazyF
         options["query"] = args.query[0] if len(args.query) == 1 else list(args.query)
     if args.by:
         options["by"] = list(args.by)
-    doc = args.doc if args.doc is not None else ("doc" if run_format == "trec" else None)
+    doc = args.doc if args.doc is not None else ("doc" if run_format == "trec" or qrels is not None else None)
     named = {"relevance": args.relevance, "score": args.score, "doc": doc, "weight": args.weight}
     tuned = {
         "ties": args.ties,
@@ -437,12 +525,15 @@ def command_evaluate(args: argparse.Namespace) -> int:
     if args.partitions is not None and args.partitions < 1:
         msg = f"--partitions must be at least 1, got {args.partitions}."
         raise UsageError(msg)
-    run = _scan(args.run, run_format, "run")
+    query, doc = args.query or ["query"], args.doc or "doc"
+    run = _scan(args.run, run_format, "run", [*query, doc])
     qrels = None
     if args.qrels is not None:
-        qrels = _scan(args.qrels, _detect_format(args.qrels, args.qrels_format), "qrels")
-        query = args.query or ["query"]
-        run, qrels = _align_join_keys(run, qrels, [*query, args.doc or "doc"])
+        qrels_format = _detect_format(args.qrels, args.qrels_format)
+        qrels = _scan(args.qrels, qrels_format, "qrels", [*query, doc])
+        if qrels_format == "trec":
+            qrels = _trec_judgments_as_run_columns(qrels, query, doc, args.relevance or "relevance", args.qrels)
+        run, qrels = _judgments_in_run_dtypes(run, qrels, query, doc, args.missing_queries, args.qrels)
     options = _evaluate_options(args, run_format, qrels)
     outputs = [output for output in (per_query_output, summary_output) if output is not None]
     with _atomic_outputs([path for path, _ in outputs]) as temporaries:
@@ -499,19 +590,35 @@ TREC_MEASURES = (
     TrecMeasure("success", "success", (1, 5, 10)),
 )
 TREC_BY_NAME = {measure.name: measure for measure in TREC_MEASURES}
-# trec_eval's nicknames, restricted to the measures above
+# trec_eval's nicknames as its measures.c lists them; those of their measures not above are named on stderr
 TREC_NICKNAMES = {
-    "official": ("runid", "num_q", "map", "recip_rank", "P"),
-    "all_trec": ("runid", "num_q", "map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success"),
+    "official": (
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"),
+        *("iprec_at_recall", "P"),
+    ),
+    "all_trec": (
+        *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"),
+        *("iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility"),
+        *("11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg"),
+        *("binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
+    ),
 }
 
 
+@dataclass(frozen=True)
+class TrecRequest:
+    """What trec_eval's ``-m`` values ask for: the measures computed here, and those of a nickname that are not."""
+
+    measures: dict[str, tuple[int, ...] | None]  # trec_eval measure name -> cut-offs, in trec_eval's print order
+    not_computed: tuple[str, ...]  # members of a requested nickname this package does not compute
+
+
 def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
-    try:
-        cutoffs = sorted(int(value) for value in parameters.split(","))
-    except ValueError:
-        msg = f"measure '{name}.{parameters}': cut-offs must be integers separated by commas."
-        raise UsageError(msg) from None
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(_ASCII_INTEGER.fullmatch(value) for value in values):
+        msg = f"measure '{name}.{parameters}': cut-offs must be integers (ASCII digits) separated by commas."
+        raise UsageError(msg)
+    cutoffs = sorted(int(value) for value in values)
     if cutoffs[0] <= 0:
         msg = f"measure '{name}.{parameters}': cut-offs must be positive."
         raise UsageError(msg)
@@ -521,23 +628,30 @@ def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
     return tuple(cutoffs)
 
 
-def parse_trec_measures(texts: Sequence[str]) -> dict[str, tuple[int, ...] | None]:
+def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     """trec_eval's ``-m`` values -> {trec_eval measure name: cut-offs}, in trec_eval's print order.
 
     As trec_eval does: ``name.5,10`` sets the cut-offs (sorted; the first ``-m`` naming a measure wins),
-    nicknames expand to their measures, no ``-m`` means ``official``.
+    nicknames expand to their measures, no ``-m`` means ``official``.  A nickname's measures this package
+    does not compute are listed in `TrecRequest.not_computed` (trec_eval's order), for a note on stderr.
 
     Examples
     --------
-    >>> parse_trec_measures(["ndcg_cut.10,5", "recip_rank"])
+    >>> parse_trec_measures(["ndcg_cut.10,5", "recip_rank"]).measures
     {'recip_rank': None, 'ndcg_cut': (5, 10)}
+    >>> parse_trec_measures(["official"]).not_computed
+    ('num_ret', 'num_rel', 'num_rel_ret', 'gm_map', 'Rprec', 'bpref', 'iprec_at_recall')
     """
     requested: dict[str, tuple[int, ...] | None] = {}
+    not_computed: dict[str, None] = {}
     for text in texts or ["official"]:
         name, dot, parameters = text.partition(".")
         if name in TREC_NICKNAMES and not dot:
             for member in TREC_NICKNAMES[name]:
-                requested.setdefault(member, TREC_BY_NAME[member].cutoffs)
+                if member in TREC_BY_NAME:
+                    requested.setdefault(member, TREC_BY_NAME[member].cutoffs)
+                else:
+                    not_computed.setdefault(member)
             continue
         measure = TREC_BY_NAME.get(name)
         if measure is None:
@@ -548,7 +662,8 @@ def parse_trec_measures(texts: Sequence[str]) -> dict[str, tuple[int, ...] | Non
             msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
             raise UsageError(msg)
         requested.setdefault(name, _trec_cutoffs(name, parameters) if dot else measure.cutoffs)
-    return {m.name: requested[m.name] for m in TREC_MEASURES if m.name in requested}
+    in_print_order = {m.name: requested[m.name] for m in TREC_MEASURES if m.name in requested}
+    return TrecRequest(in_print_order, tuple(not_computed))
 
 
 def _trec_columns(name: str, cutoffs: tuple[int, ...] | None) -> list[tuple[str, str]]:
@@ -564,9 +679,10 @@ def _trec_line(name: str, query: str, value: str) -> str:
 
 
 def command_trec_eval(args: argparse.Namespace) -> int:
-    requested = parse_trec_measures(args.measure or [])
-    qrels = _scan(args.qrels, "trec", "qrels")
-    run = _scan(args.run, "trec", "run")
+    request = parse_trec_measures(args.measure or [])
+    requested = request.measures
+    qrels = _scan(args.qrels, "trec", "qrels", [])
+    run = _scan(args.run, "trec", "run", [])
     columns = [
         pair
         for name, cutoffs in requested.items()
@@ -601,6 +717,13 @@ def command_trec_eval(args: argparse.Namespace) -> int:
                     _trec_line(printed, "all", f"{mean[column].item():6.4f}")
                     for printed, column in _trec_columns(name, requested[name])
                 ]
+    if request.not_computed:
+        nicknames = " and ".join(name for name in TREC_NICKNAMES if name in (args.measure or []))
+        sets = nicknames or "official (the default)"
+        sys.stderr.write(
+            f"{PROG}: note: of trec_eval's {sets} measures, these are not computed here and not printed: "
+            f"{', '.join(request.not_computed)}.\n"
+        )
     sys.stdout.write("".join(out))
     return EXIT_OK
 
@@ -628,7 +751,10 @@ def _evaluate_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         help="format of RUN (default: by extension: .parquet/.pq or a folder, .csv; anything else is TREC)",
     )
     parser.add_argument(
-        "--qrels", metavar="FILE", help="judgments: TREC qrels, or Parquet/CSV with query, doc, relevance"
+        "--qrels",
+        metavar="FILE",
+        help="judgments: TREC qrels (its columns are mapped onto the run's --query, --doc, --relevance), or "
+        "Parquet/CSV with the columns those options name",
     )
     parser.add_argument(
         "--qrels-format", choices=("parquet", "csv", "trec"), help="format of --qrels (default: by extension)"
@@ -641,7 +767,9 @@ def _evaluate_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         metavar="COLUMN[,COLUMN...]",
         help="query id column(s), repeated or comma-separated (default: query)",
     )
-    columns.add_argument("--doc", metavar="COLUMN", help="document id column (default: doc for a TREC run)")
+    columns.add_argument(
+        "--doc", metavar="COLUMN", help="document id column (default: doc for a TREC run or with --qrels)"
+    )
     columns.add_argument("--relevance", metavar="COLUMN", help="graded relevance column (default: relevance)")
     columns.add_argument("--score", metavar="COLUMN", help="model score column (default: score)")
     columns.add_argument("--weight", metavar="COLUMN", help="per-query weight column for the means")
@@ -658,8 +786,9 @@ def _evaluate_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         "--measure",
         action="append",
         metavar="NAMES",
-        help="measures, repeated or comma-separated, case-insensitive: ndcg, dcg, rr, each optionally @k "
-        "(e.g. -m ndcg@5,ndcg@10,rr,p@5,r@100,ap,success@1; default: ndcg)",
+        help="measures, repeated or comma-separated, case-insensitive, the names evaluate() takes, each "
+        f"optionally @k: {measure_names_text()}; output columns take the first name "
+        "(e.g. -m ndcg@5,ndcg@10,mrr,precision@5,recall@100,map,hit_rate@1; default: ndcg)",
     )
     metrics.add_argument(
         "--k", type=_cutoffs, action="extend", metavar="K[,K...]", help="cut-offs for measures named without @k"
@@ -701,7 +830,7 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         description=(
             "A drop-in for trec_eval on the measures this package computes: ties broken by doc id, linear gain, "
             "trec_eval's output format. Supported -m: " + ", ".join(m.name for m in TREC_MEASURES) + ", "
-            "and the nicknames official and all_trec (restricted to these)."
+            "and the nicknames official and all_trec (their other measures are named on stderr, not printed)."
         ),
     )
     parser.set_defaults(handler=command_trec_eval)

@@ -1,8 +1,9 @@
 """Lazy readers for TREC run and qrels files, as trec_eval reads them.
 
-Both readers scan the file line by line (`pl.scan_lines`, which also reads gzip), split each line on runs
-of ASCII whitespace (space, tab, CR, LF, FF, VT: C's `isspace`), keep ids as strings and parse the
-numeric fields with Polars' strict casts.  Blank lines are skipped.  A malformed line (wrong field count,
+Both readers scan the file line by line (`pl.scan_lines`, which also reads gzip; a line ends at LF, CRLF or
+a lone CR, so a file with classic Mac line ends reads as its lines, not as one), split each line on runs of
+ASCII whitespace (space, tab, FF, VT: C's `isspace`), keep ids as strings and parse the numeric fields with
+Polars' strict casts.  Blank lines are skipped.  A malformed line (wrong field count,
 a field that does not parse, an integer too large for Int64, bytes that are not UTF-8) raises a `ValueError`
 naming the file and its 1-based line number when the frame is collected.
 
@@ -37,6 +38,8 @@ _PROBLEM = "__lodestar_problem"
 _FIELD_PATTERN = r"[^ \t\n\r\f\v]+"
 _INTEGER_PATTERN = r"[+-]?[0-9]+"  # what an integer field looks like, whether or not it fits the dtype
 _GZIP_MAGIC = b"\x1f\x8b"
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,21 @@ def _scan_lines(source: str | bytes) -> pl.LazyFrame:
 
 
 def _raw_lines(path: str) -> Iterator[bytes]:
-    """The file's lines as bytes, split on LF as Polars splits them (read only on the error path)."""
+    """The file's lines as bytes without their ends, ended by LF, CRLF or CR as the plan splits them (read in
+    chunks, only on the error path)."""
     with open(path, "rb") as probe:
         compressed = probe.read(2) == _GZIP_MAGIC
     with gzip.open(path, "rb") if compressed else open(path, "rb") as handle:
-        yield from handle
+        pending = b""
+        while chunk := handle.read(_CHUNK_BYTES):
+            text = pending + chunk
+            # a CR at the end of the chunk may be the first half of a CRLF: keep it for the next chunk
+            held = 1 if text.endswith(b"\r") else 0
+            *complete, pending = _LINE_END.split(text[: len(text) - held])
+            pending += text[len(text) - held :]
+            yield from complete
+        last = _LINE_END.split(pending)
+        yield from last if last[-1] else last[:-1]
 
 
 def _has_non_utf8_line(path: str) -> bool:
@@ -160,6 +173,8 @@ def _lines(path: str, fmt: _Format) -> pl.LazyFrame:
 
 def _parsed(lines: pl.LazyFrame, fmt: _Format) -> pl.LazyFrame:
     """Every non-blank line, split and cast, with its line number and a problem code (no check yet)."""
+    # Polars' line scan ends lines at LF and CRLF only: a lone CR ends a line too (classic Mac files)
+    lines = lines.with_columns(pl.col(_LINE).str.split("\r")).explode(_LINE)
     fields = lines.select(
         pl.col(_LINE_NUMBER),
         pl.col(_LINE).str.extract_all(_FIELD_PATTERN).alias(_FIELDS),
@@ -206,10 +221,9 @@ def _first_malformed_line_of_file(path: str, fmt: _Format) -> tuple[int, str] | 
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ValueError(_describe_non_utf8(fmt, path, number, raw, error.start)) from None
-        text = line.removesuffix("\n").removesuffix("\r")  # as Polars' line scan strips LF and CRLF
-        fields = re.findall(_FIELD_PATTERN, text)
+        fields = re.findall(_FIELD_PATTERN, line)
         if fields and _is_malformed(fields, fmt):
-            return number, text
+            return number, line
     return None
 
 
@@ -242,10 +256,9 @@ def _integer_range(dtype: pl.DataType) -> str:
 
 
 def _describe_non_utf8(fmt: _Format, path: str, line_number: int, line: bytes, offset: int) -> str:
-    text = line.rstrip(b"\r\n")
     return (
         f"malformed TREC {fmt.kind} line ({path}, line {line_number}): not UTF-8 text (byte "
-        f"0x{line[offset]:02x} at byte {offset + 1} of the line): {text!r}."
+        f"0x{line[offset]:02x} at byte {offset + 1} of the line): {line!r}."
     )
 
 
@@ -286,8 +299,9 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
     """Scan a TREC run file (``qid Q0 docno rank score tag``) lazily.
 
     Columns: ``query`` (String), ``q0`` (String), ``doc`` (String), ``rank`` (Int64), ``score`` (Float64),
-    ``tag`` (String), one row per non-blank line in file order.  Fields are separated by any run of spaces
-    or tabs; fields after the sixth are ignored, as trec_eval ignores them.  Plain or gzip-compressed files.
+    ``tag`` (String), one row per non-blank line in file order; a line ends at LF, CRLF or CR.  Fields are
+    separated by any run of spaces or tabs; fields after the sixth are ignored, as trec_eval ignores them.
+    Plain or gzip-compressed files.
 
     The run is ready for `rank_metrics` with ``doc="doc"`` and ``qrels=scan_trec_qrels(...)``; pass
     ``ties="doc"`` for trec_eval's order (score descending, then doc id descending; `rank` is not used).
@@ -329,9 +343,9 @@ def scan_trec_qrels(path: PathLike) -> pl.LazyFrame:
     """Scan a TREC qrels file (``qid iter docno rel``) lazily.
 
     Columns: ``query`` (String), ``iteration`` (String, ignored by trec_eval), ``doc`` (String),
-    ``relevance`` (Int64), one row per non-blank line in file order.  Fields are separated by any run of
-    spaces or tabs.  Plain or gzip-compressed files.  Negative levels are kept as they are; `rank_metrics`
-    scores them as 0, as trec_eval does.
+    ``relevance`` (Int64), one row per non-blank line in file order; a line ends at LF, CRLF or CR.  Fields
+    are separated by any run of spaces or tabs.  Plain or gzip-compressed files.  Negative levels are kept as
+    they are; `rank_metrics` scores them as 0, as trec_eval does.
 
     Parameters
     ----------

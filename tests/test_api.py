@@ -77,6 +77,7 @@ PUBLIC: dict[str, Callable[..., Any]] = {
     **dict(_public_functions(sklearn)),
     "lodestar_polars.mean": lodestar_polars.mean,
     "lodestar_polars.rank_metrics": lodestar_polars.rank_metrics,
+    "lodestar_polars.report": lodestar_polars.report,
     "lodestar_polars.partitions.combine_means": partitions.combine_means,
 }
 

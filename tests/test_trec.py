@@ -334,6 +334,35 @@ class TestReaders:
         path.write_bytes(b"1 0 a 1\r\n\r\n   \n1 0 b 0\r\n")
         assert scan_trec_qrels(path).collect()["doc"].to_list() == ["a", "b"]
 
+    def test_a_lone_carriage_return_ends_a_line(self, tmp_path: Path) -> None:
+        """Files with classic Mac line ends (CR only), and files mixing CR, LF and CRLF, read as their lines."""
+        run = tmp_path / "run.txt"
+        run.write_bytes(b"1 Q0 a 1 0.5 t\r1 Q0 b 2 0.4 t\r\r2 Q0 c 1 0.3 t\r")
+        assert scan_trec_run(run).collect()["doc"].to_list() == ["a", "b", "c"]
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_bytes(b"1 0 a 1\r\n1 0 b 0\r1 0 c 2\n1 0 d 1")
+        assert scan_trec_qrels(qrels).collect()["doc"].to_list() == ["a", "b", "c", "d"]
+
+    def test_a_malformed_line_is_counted_with_cr_line_ends(self, tmp_path: Path) -> None:
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_bytes(b"1 0 a 1\r\n1 0 b 0\r1 0 c 2\n1 0 d\r1 0 e 1\n")
+        with pytest.raises(ValueError, match=r"qrels.txt, line 4\): expected 4 whitespace-separated fields, got 3"):
+            scan_trec_qrels(qrels).collect()
+
+    @pytest.mark.parametrize("chunk_bytes", [1, 2, 3, 5, 1 << 20])
+    def test_the_python_error_path_splits_lines_as_bytes_splitlines_does(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int
+    ) -> None:
+        """Read in chunks: a CRLF split across two chunks is still one line end (oracle: bytes.splitlines,
+        which ends lines at LF, CRLF and CR)."""
+        from lodestar_polars import io as trec_io
+
+        monkeypatch.setattr(trec_io, "_CHUNK_BYTES", chunk_bytes)
+        data = b"a\n\r\nb\r\r\nc\rd\r\n\re\x0bf\x0c\r"
+        path = tmp_path / "lines.txt"
+        path.write_bytes(data)
+        assert list(trec_io._raw_lines(str(path))) == data.splitlines()
+
     def test_run_fields_after_the_sixth_are_ignored_as_trec_eval_does(self, tmp_path: Path) -> None:
         path = tmp_path / "run.txt"
         path.write_text("301\tQ0\tFBIS3-27619\t99\t  2.138276\tSTANDARD more junk at\n")
@@ -512,7 +541,7 @@ class TestQrelsErrors:
             rank_metrics(run).ndcg(doc="doc", qrels=scan_trec_qrels(qrels))
 
 
-@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\r"])
 def test_the_first_malformed_line_is_found_again_from_python(tmp_path: Path, ending: bytes) -> None:
     """The error path of a running plan reads the file again in Python (never a second Polars query, which
     can deadlock the plan's threads): the first malformed line, or a non-UTF-8 line before it (hand-made
