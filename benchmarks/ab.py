@@ -37,10 +37,11 @@ Cases (each DataFrame call eager, Polars' default engine, all cores)
   on either side.
 
 Timing
-- One child process per timing: it imports the revision's package, reads only the columns the case needs
-  from the Parquet file into memory, runs the case once on the first 10,000 rows (warm-up), then times one
-  call: wall (time.perf_counter) and CPU seconds of the process (time.process_time: all threads).  Neither
-  the imports nor the read nor the warm-up is timed.
+- One child process per timing, running a copy of this script taken at the start (editing the script or the
+  working tree during a run changes nothing in it): it imports the revision's package, reads only the columns
+  the case needs from the Parquet file into memory, runs the case once on the first 10,000 rows (warm-up),
+  then times one call: wall (time.perf_counter) and CPU seconds of the process (time.process_time: all
+  threads).  Neither the imports nor the read nor the warm-up is timed.
 - Per case the two revisions alternate, in the order A B, B A, A B, ... (`--repeats` timings each); the table
   gives the median of each side and HEAD / BASE for wall and CPU time.  Each child also returns a fingerprint
   of its result (the sum of its float columns, or the float); a "results differ" note flags fingerprints more
@@ -258,10 +259,10 @@ def extract(revision: str, into: Path) -> Revision:
     return Revision(revision, f"{commit} ({short_subject})", into)
 
 
-def _child(*arguments: str) -> dict[str, Any]:
+def _child(script: Path, *arguments: str) -> dict[str, Any]:
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     completed = subprocess.run(
-        [sys.executable, "-I", str(Path(__file__).resolve()), *arguments],
+        [sys.executable, "-I", str(script), *arguments],
         capture_output=True,
         text=True,
         env=environment,
@@ -421,10 +422,12 @@ def main() -> int:
     load_before = _loads()
     with tempfile.TemporaryDirectory(prefix="lodestar-ab-") as scratch:
         folder = Path(scratch)
+        script = folder / "ab.py"
+        shutil.copy2(__file__, script)
         base = extract(arguments.base, folder / "base")
         head = extract(arguments.head, folder / "head")
-        base_cases = set(_child("--child-probe", str(base.folder))["cases"])
-        head_cases = set(_child("--child-probe", str(head.folder))["cases"])
+        base_cases = set(_child(script, "--child-probe", str(base.folder))["cases"])
+        head_cases = set(_child(script, "--child-probe", str(head.folder))["cases"])
         rows: list[Row] = []
         for shape in arguments.shapes:
             for order in arguments.orders:
@@ -437,7 +440,7 @@ def main() -> int:
                             for repeat in range(arguments.repeats):
                                 sides = [(base, row.base), (head, row.head)]
                                 for side, timings in sides if repeat % 2 == 0 else sides[::-1]:
-                                    timings.append(_child("--child-time", str(side.folder), name, str(data)))
+                                    timings.append(_child(script, "--child-time", str(side.folder), name, str(data)))
                         row.load = _load()
                         rows.append(row)
                         print(table([row]).splitlines()[-1], file=sys.stderr, flush=True)
