@@ -786,17 +786,25 @@ def _with_derived(per_query: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyF
     return per_query
 
 
-def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, ap_average: bool) -> pl.LazyFrame:
+def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average: bool) -> pl.LazyFrame:
     """The per-row columns the terms read: discounts, and for AP the relevant rows ranked above (with tie
     averaging already among the windows, unless `ap_average`)."""
     derived = []
     if _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
         derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
-    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
-        derived.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
     if _needs(spec, Quantity.RELEVANT_BEFORE) and (spec.ties != "average" or ap_average):
         derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     return rows.with_columns(derived) if derived else rows
+
+
+def _with_ideal_discount(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyFrame:
+    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
+        return rows.with_columns(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
+    return rows
+
+
+def _cuts_every_measure(spec: Spec) -> bool:
+    return all(m.cutoff is not None for m in spec.measures)
 
 
 def _flagged_per_query(
@@ -822,17 +830,25 @@ def _flagged_per_query(
     # with tie averaging the relevant rows ranked above read the scores only: a window sharing the groups
     if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
         windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
-    if _averages_blocks(spec, judged):  # the rows in a tie block of two or more
-        windows.append(pl.col(SCORE).is_duplicated().over(names.group).alias(TIED))
-    rows = rows.with_columns(windows)
+    # the rows in a tie block of two or more: flagged among the rows that count when every measure is cut off
+    # (a block reaching the largest k lies whole among them), else among all rows
+    averaged, cut_off = _averages_blocks(spec, judged), _cuts_every_measure(spec)
+    tied = pl.col(SCORE).is_duplicated().over(names.group).alias(TIED)
+    if averaged and not cut_off:
+        windows.append(tied)
+    rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
     terms_rows = None
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
-        terms_rows = _with_term_columns(
-            _with_gain_and_relevant(terms_rows, spec, judged), spec, names, judged, ap_average=True
-        )
+        terms_rows = _with_term_columns(_with_gain_and_relevant(terms_rows, spec, judged), spec, names, ap_average=True)
+    elif cut_off:
+        # the terms from the rows within the largest cut-off (and the tie blocks reaching it) only; the counts,
+        # the ideal DCG and the checks from every row
+        terms_rows = _with_term_columns(_rows_that_count(rows, spec, names), spec, names, ap_average=False)
     else:
-        rows = _with_term_columns(rows, spec, names, judged, ap_average=False)
+        rows = _with_term_columns(rows, spec, names, ap_average=False)
+    if terms_rows is not None and averaged:
+        terms_rows = terms_rows.with_columns(tied)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
     if qrels is not None:
