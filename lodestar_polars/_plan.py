@@ -28,7 +28,11 @@ query of n rows:
    exact; each measure module gives its terms' block form from them (and says why in its docstring).  A row
    in no tie is a block of one: it counts in the row sums.  Only the tied rows (`is_duplicated` over the
    query) go to a group-by on (keys, score) that computes every block sum once (`_block_sums`), and the
-   block terms from them; with finite cut-offs only the blocks reaching the largest k enter it.
+   block terms from them.
+   When every measure has a cut-off, the terms are summed over the rows that count only (`_rows_that_count`:
+   those within the largest k, with tie averaging the whole tie blocks reaching it), in a group-by of their
+   own joined onto the one over every row (counts, ideal DCG, checks): their discounts and tied flags are
+   computed on those rows alone.
 4. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
