@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
@@ -89,26 +89,31 @@ MEASURES: tuple[MeasureKind, ...] = (
 KIND = {kind.name: kind for kind in MEASURES}
 
 TIES = ("average", "reverse", "input", "doc", "optimistic", "pessimistic")
+# Hypothesis draws the first values of a `sampled_from` most often: the options two bugs met on come first
+TIES_TO_DRAW = ("optimistic", "pessimistic", "average", "input", "reverse", "doc")
 # every gain is non-negative and maps the labels 0..3 (judged levels below 0 count as 0); gain(0) > 0 in
-# four of them, and the last mapping and the first sequence give a relevant label (1) no gain, so that the
-# most gainful order is not the order of the relevant documents
+# three of them, and the first two give a relevant label (1) no more gain than label 0, so that the most
+# gainful order is not the order of the relevant documents
 GAINS: tuple[Any, ...] = (
+    {0: 2.0, 1: 0.0, 2: 1.0, 3: 5.0},
+    [0.0, 0.0, 1.0, 3.0],
+    {0: 1.0, 1: 2.0, 2: 3.0, 3: 5.0},
+    [0.5, 1.0, 2.0, 4.0],
     "linear",
     "exponential",
     {0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0},
-    {0: 1.0, 1: 2.0, 2: 3.0, 3: 5.0},
-    {0: 2.0, 1: 0.0, 2: 1.0, 3: 5.0},
-    [0.0, 0.0, 1.0, 3.0],
-    [0.5, 1.0, 2.0, 4.0],
 )
-THRESHOLDS = (0.0, 0.5, 1.0, 2.5, -0.5, -1.0, -3.0)
+THRESHOLDS = (0.0, -0.5, 1.0, 0.5, 2.5, -1.0, -3.0)
 MAX_DOCS = 12
 # past every list: MAX_DOCS documents at most per (by, query)
 PAST_THE_LIST = (MAX_DOCS, MAX_DOCS + 1, 2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**70)
 CUTOFFS: tuple[int | None, ...] = (None, 1, 2, 3, 5, *PAST_THE_LIST)
 # doc ids whose text order differs from their numeric order (ties="doc" compares them as text)
 DOCS = tuple(f"d{i}" for i in range(MAX_DOCS + 3))
-SCORES = (0.0, -0.0, 0.5, 1.0, 2.0)
+# 1-12 documents per list, the short lists with ties drawn most often
+LIST_LENGTHS = (3, 2, 4, 6, 1, 8, MAX_DOCS)
+# three distinct scores (-0.0 ties with 0.0), the first drawn most often: large tie blocks
+SCORES = (1.0, 0.0, -0.0, 2.0)
 GROUPS = ("bm25", "dense", "mix")
 QUERY_KEYS: dict[str, tuple[str, ...]] = {"int": ("query",), "string": ("query",), "composite": ("topic", "session")}
 QUERY_DTYPES: dict[str, dict[str, pl.DataType]] = {
@@ -218,9 +223,10 @@ def frame_code(frame: pl.DataFrame) -> str:
     return f"pl.DataFrame({frame.to_dict(as_series=False)}, schema={{{schema}}})"
 
 
-def measure_lists(kinds: Sequence[MeasureKind] = MEASURES, max_size: int = 6) -> st.SearchStrategy[list[Measure]]:
+def measure_lists(kinds: Sequence[MeasureKind] = MEASURES, max_size: int = 7) -> st.SearchStrategy[list[Measure]]:
+    """Two measures or more (the options meet between measures of one call), each with a cut-off or not."""
     measure = st.builds(Measure, st.sampled_from(list(kinds)), st.sampled_from(CUTOFFS))
-    return st.lists(measure, min_size=1, max_size=max_size, unique_by=lambda m: m.name)
+    return st.lists(measure, min_size=min(2, len(kinds)), max_size=max_size, unique_by=lambda m: m.name)
 
 
 @st.composite
@@ -256,7 +262,8 @@ def cases(
         for q in range(n_queries):
             if group != groups[0] and not (scorable and q == 0) and not draw(st.booleans()):
                 continue
-            docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=MAX_DOCS, unique=True))
+            n_docs = draw(st.sampled_from(LIST_LENGTHS))
+            docs = draw(st.lists(st.sampled_from(DOCS), min_size=n_docs, max_size=n_docs, unique=True))
             labels = [draw(st.integers(0, 3)) for _ in docs]
             if scorable and q == 0 and not judged:
                 labels[0] = 3
@@ -283,13 +290,17 @@ def cases(
         by="system" if grouped else None,
         weight="weight" if weighted else None,
         measures=tuple(draw(measures if measures is not None else measure_lists())),
-        ties=draw(st.sampled_from(TIES)),
+        ties=draw(st.sampled_from(TIES_TO_DRAW)),
         gain=draw(st.sampled_from(GAINS)),
         threshold=draw(st.sampled_from(THRESHOLDS)),
         no_relevant=draw(st.sampled_from([0.0, 1.0, None])),
         missing_queries=missing_queries,
         rows_per_list=rows_per_list,
     )
+
+
+# Hypothesis draws False (its simplest boolean) most often: a query or a document is judged more often than not
+MOSTLY_TRUE = st.sampled_from([True, False])
 
 
 def judgments(
@@ -304,11 +315,11 @@ def judgments(
     rows: list[dict[str, Any]] = []
     for q in range(n_queries + 1):
         in_run = sorted(retrieved[q])
-        if not every_retrieved_judged and not (scorable and q == 0) and not draw(st.booleans()):
+        if not every_retrieved_judged and not (scorable and q == 0) and not draw(MOSTLY_TRUE):
             continue  # a run query without judgments, or no query beyond the run's
-        judged = [d for d in in_run if every_retrieved_judged or draw(st.booleans())]
-        if not (every_retrieved_judged and in_run):
-            unretrieved = [d for d in DOCS if d not in retrieved[q]]
+        judged = [d for d in in_run if every_retrieved_judged or draw(MOSTLY_TRUE)]
+        unretrieved = [d for d in DOCS if d not in retrieved[q]]
+        if unretrieved and not (every_retrieved_judged and in_run):
             judged += draw(st.lists(st.sampled_from(unretrieved), max_size=3, unique=True))
         labels = [draw(st.integers(-1, 3)) for _ in judged]
         if scorable and q == 0:
@@ -404,11 +415,64 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
     assert {kind.expression for kind in MEASURES} - {None} == set(exprs.__all__)
 
 
+def with_and_without(cutoff: int) -> list[Measure]:
+    """Every measure without a cut-off and at `cutoff`."""
+    return [m for kind in MEASURES for m in (Measure(kind, None), Measure(kind, cutoff))]
+
+
+# --- the cases of issue 19, tried first by the properties that must catch them ----------------------------
+
+
+def issue_case(
+    run: dict[str, list[Any]], measures: list[str], qrels: dict[str, list[Any]] | None = None, **options: Any
+) -> Case:
+    """A case written out by hand: String queries, doc="doc", the options' defaults unless given."""
+    frame = pl.DataFrame(run)
+    kinds = {kind.name: kind for kind in MEASURES}
+    parsed = [name.partition("@") for name in measures]
+    lengths = frame.group_by("query").len()
+    settings_: dict[str, Any] = {
+        "ties": "average",
+        "gain": "linear",
+        "threshold": 0.0,
+        "no_relevant": 0.0,
+        "missing_queries": "skip",
+    }
+    return Case(
+        run=frame,
+        qrels=None if qrels is None else pl.DataFrame(qrels),
+        query=("query",),
+        by=None,
+        weight=None,
+        measures=tuple(Measure(kinds[kind], int(k) if k else None) for kind, _, k in parsed),
+        rows_per_list={(query,): length for query, length in lengths.iter_rows()},
+        **(settings_ | options),
+    )
+
+
+FOUR_UNJUDGED = {"query": ["q"] * 4, "doc": ["a", "b", "c", "d"], "score": [4.0, 3.0, 2.0, 1.0]}
+JUDGED_ELSEWHERE = {"query": ["q"], "doc": ["z"], "relevance": [1]}
+# 1a: unjudged documents got gain(0) in the DCG but had no place in the ideal (NDCG 1.28)
+GAIN_OF_UNJUDGED = issue_case(FOUR_UNJUDGED, ["ndcg"], JUDGED_ELSEWHERE, gain={0: 1.0, 1: 2.0, 2: 3.0, 3: 5.0})
+# 1b: a negative threshold made unjudged documents relevant (recall and AP 3.0)
+NEGATIVE_THRESHOLD = issue_case(FOUR_UNJUDGED, ["r", "ap"], JUDGED_ELSEWHERE, threshold=-0.5)
+# 1c: with a gain-based measure in the list, AP and RR took the most gainful order, not their own best
+TIED_PAIR = {"query": ["q", "q"], "doc": ["a", "b"], "relevance": [0, 1], "score": [1.0, 1.0]}
+BOUND_BY_GAIN = issue_case(TIED_PAIR, ["ndcg", "ap", "rr"], ties="optimistic", gain=[0.0, 0.0, 1.0])
+# 1d: a cut-off of 2**64 or more zeroed rr and success with ties="average"
+HUGE_CUTOFF = issue_case(TIED_PAIR, [m.name for m in with_and_without(2**64)])
+# 1g: rr and success of -0.0 (here: two queries without a relevant document, ties="average")
+NOTHING_RELEVANT = {"query": ["q", "r"], "doc": ["a", "a"], "relevance": [0, 0], "score": [0.0, 0.0]}
+NEGATIVE_ZERO = issue_case(NOTHING_RELEVANT, ["rr", "success@1"])
+
+
 # --- bounds --------------------------------------------------------------------------------------------------
 
 
 @examples(150)
 @given(case=cases(), engine=engines)
+@example(case=GAIN_OF_UNJUDGED, engine=Engine("eager"))
+@example(case=NEGATIVE_THRESHOLD, engine=Engine("eager"))
 def test_every_measure_lies_within_its_bounds(case: Case, engine: Engine) -> None:
     result = evaluate(case, engine)
     for m in case.measures:
@@ -420,13 +484,9 @@ def test_every_measure_lies_within_its_bounds(case: Case, engine: Engine) -> Non
                 assert value <= m.kind.upper + TOLERANCE, f"{m.name} = {value} > {m.kind.upper} for {row}"
 
 
-def with_and_without(cutoff: int) -> list[Measure]:
-    """Every measure without a cut-off and at `cutoff`."""
-    return [m for kind in MEASURES for m in (Measure(kind, None), Measure(kind, cutoff))]
-
-
 @examples(60)
 @given(case=cases(measures=st.sampled_from(PAST_THE_LIST).map(with_and_without)), engine=engines)
+@example(case=HUGE_CUTOFF, engine=Engine("eager"))
 def test_a_cutoff_past_the_list_scores_the_whole_list(case: Case, engine: Engine) -> None:
     """measure@k == measure for every k past the list, however large; precision still divides by k:
     P@k = hits / k = P * (list length) / k."""
@@ -447,6 +507,7 @@ def test_a_cutoff_past_the_list_scores_the_whole_list(case: Case, engine: Engine
 
 @examples(50)
 @given(case=cases(), engine=engines, single=st.booleans())
+@example(case=BOUND_BY_GAIN, engine=Engine("eager"), single=False)
 def test_every_tie_mode_lies_between_the_pessimistic_and_the_optimistic_bound(
     case: Case, engine: Engine, single: bool
 ) -> None:
@@ -473,8 +534,9 @@ def test_every_tie_mode_lies_between_the_pessimistic_and_the_optimistic_bound(
 # --- one number, whatever the path ----------------------------------------------------------------------------
 
 
-@examples(80)
+@examples(150)
 @given(case=cases(), engine=engines)
+@example(case=BOUND_BY_GAIN, engine=Engine("eager"))
 def test_every_evaluate_column_equals_its_single_method(case: Case, engine: Engine) -> None:
     assert_frame_equal(
         evaluate(case, engine).select(*case.keys, *case.names, *([case.weight] if case.weight else [])),
@@ -558,6 +620,7 @@ def test_the_qrels_path_equals_the_in_frame_path_when_every_retrieved_document_i
 
 @examples(40)
 @given(case=cases(scorable=True), engine=engines)
+@example(case=NEGATIVE_ZERO, engine=Engine("eager"))
 def test_no_output_of_any_front_end_holds_negative_zero_nan_or_inf(case: Case, engine: Engine) -> None:
     """Per-query rows of `evaluate` and of every single method, and the means of both; the same checks
     close the sink, exprs and Spark properties."""
