@@ -1,0 +1,668 @@
+"""Invariants over the whole option space: what holds for every measure, tie mode, gain, threshold, cut-off,
+judgments, weights, `by` and engine at once.
+
+The other modules check each option against a reference tool; the wrong numbers that reached users came from
+two options meeting (judgments x a gain mapping, judgments x a negative threshold, `evaluate` x a tie bound x
+a gain).  These properties draw every option together on small frames with heavy ties and check what no
+combination may break:
+
+- ndcg, p, r, ap, rr and success lie in [0, 1] and dcg is >= 0 (every gain drawn is non-negative);
+- for each measure, ties="pessimistic" <= every tie mode <= ties="optimistic", query by query: a bound is
+  taken per measure, in that measure's own best or worst order;
+- a cut-off past the list scores the whole list, however large (2**64, 2**70);
+- every `evaluate` column equals its single method; `by=` equals one call per group; `partitions.sink`
+  equals the single plan; `lodestar_polars.exprs` equals the namespace; Spark equals Polars;
+- the `qrels=` path equals the in-frame path when every retrieved document is judged (the relevance joined
+  by hand);
+- no output holds -0.0, NaN or inf; a null only where `no_relevant=None` asks for one; the key columns keep
+  their dtypes.
+
+With judgments, the expected semantics are trec_eval's: an unjudged document has gain 0 and is never
+relevant, whatever the threshold; a judged document at level 0 (or below: negative levels count as 0) has
+gain(0), in the DCG and in the ideal DCG alike.
+
+Every measure is a row of `MEASURES`: a measure added to the package is covered by adding its row (a test
+checks that the table lists exactly the package's measures and that each row's flags match the method's
+signature).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import lodestar_polars
+from lodestar_polars import RankMetricsFrame, _spec, exprs
+from lodestar_polars.partitions import sink
+from tests.conftest import ENGINES, Engine
+from tests.spark_support import spark_session, spark_unavailable
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class MeasureKind:
+    """One measure of the package, as the properties need to know it.
+
+    name: its `evaluate` name; method: its `.rank_metrics` method; column: that method's output column
+    (`{column}@{k}` with a cut-off); upper: its upper bound (None: unbounded, dcg); uses_gain /
+    uses_threshold / takes_no_relevant: which of those options the method takes; expression: its
+    `lodestar_polars.exprs` function (None where there is none); divides_by_cutoff: past the list, the value
+    at k is not the whole list's value but that value * (list length) / k (precision divides by k)."""
+
+    name: str
+    method: str
+    column: str
+    upper: float | None
+    uses_gain: bool
+    uses_threshold: bool
+    takes_no_relevant: bool
+    expression: str | None
+    divides_by_cutoff: bool = False
+
+
+MEASURES: tuple[MeasureKind, ...] = (
+    MeasureKind("ndcg", "ndcg", "ndcg", 1.0, True, False, True, "ndcg"),
+    MeasureKind("dcg", "dcg", "dcg", None, True, False, False, "dcg"),
+    MeasureKind("rr", "reciprocal_rank", "reciprocal_rank", 1.0, False, True, False, "reciprocal_rank"),
+    MeasureKind("p", "precision", "precision", 1.0, False, True, False, None, divides_by_cutoff=True),
+    MeasureKind("r", "recall", "recall", 1.0, False, True, True, None),
+    MeasureKind("ap", "average_precision", "average_precision", 1.0, False, True, True, None),
+    MeasureKind("success", "success", "success", 1.0, False, True, False, None),
+)
+KIND = {kind.name: kind for kind in MEASURES}
+
+TIES = ("average", "reverse", "input", "doc", "optimistic", "pessimistic")
+# Hypothesis draws the first values of a `sampled_from` most often: the options two bugs met on come first
+TIES_TO_DRAW = ("optimistic", "pessimistic", "average", "input", "reverse", "doc")
+# every gain is non-negative and maps the labels 0..3 (judged levels below 0 count as 0); gain(0) > 0 in
+# three of them, and the first two give a relevant label (1) no more gain than label 0, so that the most
+# gainful order is not the order of the relevant documents
+GAINS: tuple[Any, ...] = (
+    {0: 2.0, 1: 0.0, 2: 1.0, 3: 5.0},
+    [0.0, 0.0, 1.0, 3.0],
+    {0: 1.0, 1: 2.0, 2: 3.0, 3: 5.0},
+    [0.5, 1.0, 2.0, 4.0],
+    "linear",
+    "exponential",
+    {0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0},
+)
+THRESHOLDS = (0.0, -0.5, 1.0, 0.5, 2.5, -1.0, -3.0)
+MAX_DOCS = 12
+# past every list (MAX_DOCS documents at most per (by, query)); the huge ones first, drawn most often
+PAST_THE_LIST = (2**64, 2**70, 2**63, 2**64 - 1, 2**63 - 1, MAX_DOCS + 1, MAX_DOCS)
+CUTOFFS: tuple[int | None, ...] = (None, 1, 2, 3, 5, *PAST_THE_LIST)
+# doc ids whose text order differs from their numeric order (ties="doc" compares them as text)
+DOCS = tuple(f"d{i}" for i in range(MAX_DOCS + 3))
+# 1-12 documents per list, the short lists with ties drawn most often
+LIST_LENGTHS = (3, 2, 4, 6, 1, 8, MAX_DOCS)
+# three distinct scores (-0.0 ties with 0.0), the first drawn most often: large tie blocks
+SCORES = (1.0, 0.0, -0.0, 2.0)
+GROUPS = ("bm25", "dense", "mix")
+QUERY_KEYS: dict[str, tuple[str, ...]] = {"int": ("query",), "string": ("query",), "composite": ("topic", "session")}
+QUERY_DTYPES: dict[str, dict[str, pl.DataType]] = {
+    "int": {"query": pl.Int64()},
+    "string": {"query": pl.String()},
+    "composite": {"topic": pl.Int64(), "session": pl.String()},
+}
+
+
+def query_key(kind: str, index: int) -> dict[str, Any]:
+    """The key of query `index` (0..5) under one Int64, one String or an (Int64, String) key."""
+    if kind == "int":
+        return {"query": [7, -2, 0, 31, 5, 100][index]}
+    if kind == "string":
+        return {"query": ["q7", "Q-2", "q0", "q31", "q10", "q100"][index]}
+    return {"topic": index // 2, "session": "ab"[index % 2]}
+
+
+@dataclass(frozen=True)
+class Measure:
+    kind: MeasureKind
+    cutoff: int | None
+
+    @property
+    def name(self) -> str:
+        """The `evaluate` name, which is also its output column there."""
+        return self.kind.name if self.cutoff is None else f"{self.kind.name}@{self.cutoff}"
+
+    @property
+    def single_column(self) -> str:
+        """The column of the single method's output."""
+        return self.kind.column if self.cutoff is None else f"{self.kind.column}@{self.cutoff}"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A run (with a relevance column, or judged by `qrels`), its keys and every option of a call."""
+
+    run: pl.DataFrame
+    qrels: pl.DataFrame | None
+    query: tuple[str, ...]
+    by: str | None
+    weight: str | None
+    measures: tuple[Measure, ...]
+    ties: str
+    gain: Any
+    threshold: float
+    no_relevant: float | None
+    missing_queries: str
+    rows_per_list: dict[tuple[Any, ...], int] = field(compare=False)
+
+    def __repr__(self) -> str:
+        """The call as code that makes it again (a frame's own repr cuts rows)."""
+        options = {name: value for name, value in self.options(None).items() if name != "qrels"}
+        return (
+            f"run = {frame_code(self.run)}\n"
+            f"qrels = {'None' if self.qrels is None else frame_code(self.qrels)}\n"
+            f"run.rank_metrics.evaluate({self.names}, qrels=qrels, **{options})"
+        )
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Hypothesis prints a falsifying example with this."""
+        printer.text(repr(self))
+
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.measures]
+
+    @property
+    def columns(self) -> dict[str, MeasureKind]:
+        """`evaluate`'s output columns and their measures."""
+        return {m.name: m.kind for m in self.measures}
+
+    @property
+    def keys(self) -> list[str]:
+        return [*([self.by] if self.by else []), *self.query]
+
+    def options(self, kind: MeasureKind | None) -> dict[str, Any]:
+        """The options of `evaluate` (kind None) or of `kind`'s single method: those it takes."""
+        options: dict[str, Any] = {
+            "query": self.query[0] if len(self.query) == 1 else list(self.query),
+            "doc": "doc",
+            "by": self.by,
+            "weight": self.weight,
+            "ties": self.ties,
+            "missing_queries": self.missing_queries,
+        }
+        if self.qrels is not None:
+            options["qrels"] = self.qrels
+        if kind is None or kind.uses_gain:
+            options["gain"] = self.gain
+        if kind is None or kind.uses_threshold:
+            options["threshold"] = self.threshold
+        if kind is None or kind.takes_no_relevant:
+            options["no_relevant"] = self.no_relevant
+        return options
+
+    def by_kind(self) -> dict[MeasureKind, list[int | None]]:
+        cutoffs: dict[MeasureKind, list[int | None]] = defaultdict(list)
+        for m in self.measures:
+            cutoffs[m.kind].append(m.cutoff)
+        return cutoffs
+
+
+def frame_code(frame: pl.DataFrame) -> str:
+    schema = ", ".join(f"{name!r}: pl.{dtype!r}" for name, dtype in frame.schema.items())
+    return f"pl.DataFrame({frame.to_dict(as_series=False)}, schema={{{schema}}})"
+
+
+def measure_lists(kinds: Sequence[MeasureKind] = MEASURES, max_size: int = 7) -> st.SearchStrategy[list[Measure]]:
+    """Two measures or more (the options meet between measures of one call), each with a cut-off or not."""
+    measure = st.builds(Measure, st.sampled_from(list(kinds)), st.sampled_from(CUTOFFS))
+    return st.lists(measure, min_size=min(2, len(kinds)), max_size=max_size, unique_by=lambda m: m.name)
+
+
+@st.composite
+def cases(
+    draw: st.DrawFn,
+    *,
+    judged: bool | None = None,
+    by: bool | None = None,
+    every_retrieved_judged: bool = False,
+    scorable: bool = False,
+    measures: st.SearchStrategy[list[Measure]] | None = None,
+) -> Case:
+    """A case over 1-5 queries of 1-12 documents (rows of all queries shuffled, scores from 5 values with
+    -0.0 and 0.0 tied), keyed by an Int64, a String or a composite (Int64, String) query, in 1-3 `by`
+    groups or none.
+
+    In-frame, labels 0..3.  With `qrels`, labels -1..3: some retrieved documents unjudged, judged documents
+    never retrieved, run queries without judgments, a judged query missing from the run, and both
+    `missing_queries`.  `every_retrieved_judged`: the judgments cover every retrieved document (and the run
+    has no query without judgments).  `scorable`: the first query is in every group and has a document of
+    label 3, so that every group has a query whose every measure is defined (a mean exists)."""
+    judged = draw(st.booleans()) if judged is None else judged
+    grouped = draw(st.booleans()) if by is None else by
+    query_kind = draw(st.sampled_from(sorted(QUERY_KEYS)))
+    n_queries = draw(st.integers(1, 5))
+    groups = draw(st.lists(st.sampled_from(GROUPS), min_size=1, max_size=3, unique=True)) if grouped else [None]
+    missing_queries = draw(st.sampled_from(["skip", "zero"])) if judged and not every_retrieved_judged else "skip"
+    weighted = draw(st.booleans()) and not (judged and missing_queries == "zero")
+    rows: list[dict[str, Any]] = []
+    retrieved: dict[int, set[str]] = defaultdict(set)
+    rows_per_list: dict[tuple[Any, ...], int] = {}
+    for group in groups:
+        for q in range(n_queries):
+            if group != groups[0] and not (scorable and q == 0) and not draw(st.booleans()):
+                continue
+            n_docs = draw(st.sampled_from(LIST_LENGTHS))
+            docs = draw(st.lists(st.sampled_from(DOCS), min_size=n_docs, max_size=n_docs, unique=True))
+            labels = [draw(st.integers(0, 3)) for _ in docs]
+            if scorable and q == 0 and not judged:
+                labels[0] = 3
+            weight = draw(st.sampled_from([0.5, 1.0, 2.0]))
+            key = query_key(query_kind, q)
+            rows_per_list[(*([group] if grouped else []), *key.values())] = len(docs)
+            for doc, label in zip(docs, labels, strict=True):
+                retrieved[q].add(doc)
+                row = {**key, "doc": doc, "score": draw(st.sampled_from(SCORES)), "relevance": label}
+                rows.append(row | {"weight": weight, "system": group})
+    order = draw(st.permutations(range(len(rows))))
+    schema = {**QUERY_DTYPES[query_kind], "doc": pl.String(), "score": pl.Float64(), "relevance": pl.Int64()}
+    schema |= {"weight": pl.Float64(), "system": pl.String()}
+    run = pl.DataFrame([rows[i] for i in order], schema=schema, orient="row")
+    run = run.drop(*([] if weighted else ["weight"]), *([] if grouped else ["system"]))
+    qrels = None
+    if judged:
+        run = run.drop("relevance")
+        qrels = judgments(draw, query_kind, n_queries, retrieved, every_retrieved_judged, scorable)
+    return Case(
+        run=run,
+        qrels=qrels,
+        query=QUERY_KEYS[query_kind],
+        by="system" if grouped else None,
+        weight="weight" if weighted else None,
+        measures=tuple(draw(measures if measures is not None else measure_lists())),
+        ties=draw(st.sampled_from(TIES_TO_DRAW)),
+        gain=draw(st.sampled_from(GAINS)),
+        threshold=draw(st.sampled_from(THRESHOLDS)),
+        no_relevant=draw(st.sampled_from([0.0, 1.0, None])),
+        missing_queries=missing_queries,
+        rows_per_list=rows_per_list,
+    )
+
+
+# Hypothesis draws False (its simplest boolean) most often: a query or a document is judged more often than not
+MOSTLY_TRUE = st.sampled_from([True, False])
+
+
+def judgments(
+    draw: st.DrawFn,
+    query_kind: str,
+    n_queries: int,
+    retrieved: dict[int, set[str]],
+    every_retrieved_judged: bool,
+    scorable: bool,
+) -> pl.DataFrame:
+    """Judgments (labels -1..3) of the run's queries and of one query the run does not hold."""
+    rows: list[dict[str, Any]] = []
+    for q in range(n_queries + 1):
+        in_run = sorted(retrieved[q])
+        if not every_retrieved_judged and not (scorable and q == 0) and not draw(MOSTLY_TRUE):
+            continue  # a run query without judgments, or no query beyond the run's
+        judged = [d for d in in_run if every_retrieved_judged or draw(MOSTLY_TRUE)]
+        unretrieved = [d for d in DOCS if d not in retrieved[q]]
+        if unretrieved and not (every_retrieved_judged and in_run):
+            judged += draw(st.lists(st.sampled_from(unretrieved), max_size=3, unique=True))
+        labels = [draw(st.integers(-1, 3)) for _ in judged]
+        if scorable and q == 0:
+            judged, labels = (judged, [3, *labels[1:]]) if judged else ([in_run[0]], [3])
+        rows += [
+            {**query_key(query_kind, q), "doc": d, "relevance": label} for d, label in zip(judged, labels, strict=True)
+        ]
+    schema = {**QUERY_DTYPES[query_kind], "doc": pl.String(), "relevance": pl.Int64()}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+# --- checks on any output ----------------------------------------------------------------------------------
+
+
+def is_negative_zero(value: float) -> bool:
+    return value == 0 and math.copysign(1.0, value) < 0
+
+
+def assert_clean(result: pl.DataFrame, columns: dict[str, MeasureKind], case: Case, what: str) -> None:
+    """No -0.0, NaN or inf; a null only where no_relevant=None scores a query without relevant documents;
+    the by and query columns keep their dtypes."""
+    for name, kind in columns.items():
+        for row, value in enumerate(result[name].to_list()):
+            where = f"{what}: {name} of row {row} ({result.row(row, named=True)})"
+            if value is None:
+                assert kind.takes_no_relevant and case.no_relevant is None, f"{where} is null"
+                continue
+            assert math.isfinite(value), f"{where} is {value}"
+            assert not is_negative_zero(value), f"{where} is -0.0"
+    if case.by is not None:
+        assert result.schema[case.by] == pl.String, f"{what}: by column {case.by!r} is {result.schema[case.by]}"
+    for name in case.query:
+        if name in result.columns:
+            expected = case.run.schema[name]
+            assert result.schema[name] == expected, f"{what}: query column {name!r} is {result.schema[name]}"
+
+
+def evaluate(case: Case, engine: Engine, *, clean: bool = False) -> pl.DataFrame:
+    """`evaluate` with the case's options; `clean`: check the output with `assert_clean`."""
+    result = engine(case.run, "evaluate", case.names, **case.options(None))
+    if clean:
+        assert_clean(result, case.columns, case, f"evaluate ({engine.name})")
+    return result
+
+
+def single_methods(case: Case, engine: Engine, *, clean: bool = False) -> pl.DataFrame:
+    """Each measure from its own method (the cut-offs of one kind in one call), under `evaluate`'s names;
+    `clean`: check each output with `assert_clean`."""
+    result: pl.DataFrame | None = None
+    for kind, cutoffs in case.by_kind().items():
+        k = cutoffs[0] if len(cutoffs) == 1 else cutoffs
+        single = engine(case.run, kind.method, k=k, **case.options(kind))
+        columns = {Measure(kind, c).single_column: kind for c in cutoffs}
+        if clean:
+            assert_clean(single, columns, case, f"{kind.method} ({engine.name})")
+        single = single.rename({Measure(kind, c).single_column: Measure(kind, c).name for c in cutoffs})
+        if result is None:
+            result = single
+        else:
+            assert_frame_equal(single.select(case.keys), result.select(case.keys))
+            result = result.with_columns(single.select(Measure(kind, c).name for c in cutoffs))
+    assert result is not None
+    return result.select(*case.keys, *case.names, *([case.weight] if case.weight else []))
+
+
+def examples(count: int) -> settings:
+    # the `spark` fixture is session-scoped and the engines are stateless names: sharing them is safe
+    return settings(
+        max_examples=count,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+
+
+engines = st.sampled_from(ENGINES).map(Engine)
+
+
+def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None:
+    assert [kind.name for kind in MEASURES] == list(_spec.CANONICAL_MEASURES)
+    evaluate_options = set(inspect.signature(RankMetricsFrame.evaluate).parameters)
+    for kind in MEASURES:
+        options = set(inspect.signature(getattr(RankMetricsFrame, kind.method)).parameters)
+        for option, used in (
+            ("gain", kind.uses_gain),
+            ("threshold", kind.uses_threshold),
+            ("no_relevant", kind.takes_no_relevant),
+        ):
+            assert (option in options) == used, f"{kind.method} and the table disagree on {option}"
+            assert option in evaluate_options
+        assert (kind.name in _spec.GAIN_KINDS) == kind.uses_gain
+        assert (kind.name in _spec.THRESHOLD_KINDS) == kind.uses_threshold
+        assert kind.expression is None or kind.expression in exprs.__all__
+    assert {kind.expression for kind in MEASURES} - {None} == set(exprs.__all__)
+
+
+def with_and_without(cutoff: int) -> list[Measure]:
+    """Every measure without a cut-off and at `cutoff`."""
+    return [m for kind in MEASURES for m in (Measure(kind, None), Measure(kind, cutoff))]
+
+
+# --- the cases of issue 19, tried first by the properties that must catch them ----------------------------
+
+
+def issue_case(
+    run: dict[str, list[Any]], measures: list[str], qrels: dict[str, list[Any]] | None = None, **options: Any
+) -> Case:
+    """A case written out by hand: String queries, doc="doc", the options' defaults unless given."""
+    frame = pl.DataFrame(run)
+    kinds = {kind.name: kind for kind in MEASURES}
+    parsed = [name.partition("@") for name in measures]
+    lengths = frame.group_by("query").len()
+    defaults: dict[str, Any] = {
+        "ties": "average",
+        "gain": "linear",
+        "threshold": 0.0,
+        "no_relevant": 0.0,
+        "missing_queries": "skip",
+    }
+    return Case(
+        run=frame,
+        qrels=None if qrels is None else pl.DataFrame(qrels),
+        query=("query",),
+        by=None,
+        weight=None,
+        measures=tuple(Measure(kinds[kind], int(k) if k else None) for kind, _, k in parsed),
+        rows_per_list={(query,): length for query, length in lengths.iter_rows()},
+        **(defaults | options),
+    )
+
+
+FOUR_UNJUDGED = {"query": ["q"] * 4, "doc": ["a", "b", "c", "d"], "score": [4.0, 3.0, 2.0, 1.0]}
+JUDGED_ELSEWHERE = {"query": ["q"], "doc": ["z"], "relevance": [1]}
+# 1a: unjudged documents got gain(0) in the DCG but had no place in the ideal (NDCG 1.28)
+GAIN_OF_UNJUDGED = issue_case(FOUR_UNJUDGED, ["ndcg"], JUDGED_ELSEWHERE, gain={0: 1.0, 1: 2.0, 2: 3.0, 3: 5.0})
+# 1b: a negative threshold made unjudged documents relevant (recall and AP 3.0)
+NEGATIVE_THRESHOLD = issue_case(FOUR_UNJUDGED, ["r", "ap"], JUDGED_ELSEWHERE, threshold=-0.5)
+# 1c: with a gain-based measure in the list, AP and RR took the most gainful order, not their own best
+TIED_PAIR = {"query": ["q", "q"], "doc": ["a", "b"], "relevance": [0, 1], "score": [1.0, 1.0]}
+BOUND_BY_GAIN = issue_case(TIED_PAIR, ["ndcg", "ap", "rr"], ties="optimistic", gain=[0.0, 0.0, 1.0])
+# 1d: a cut-off of 2**64 or more zeroed rr and success with ties="average"
+HUGE_CUTOFF = issue_case(TIED_PAIR, [m.name for m in with_and_without(2**64)])
+# 1g: rr and success of -0.0 (here: two queries without a relevant document, ties="average")
+NOTHING_RELEVANT = {"query": ["q", "r"], "doc": ["a", "a"], "relevance": [0, 0], "score": [0.0, 0.0]}
+NEGATIVE_ZERO = issue_case(NOTHING_RELEVANT, ["rr", "success@1"])
+
+
+# --- bounds --------------------------------------------------------------------------------------------------
+
+
+@examples(300)
+@given(case=cases(), engine=engines)
+@example(case=GAIN_OF_UNJUDGED, engine=Engine("eager"))
+@example(case=NEGATIVE_THRESHOLD, engine=Engine("eager"))
+def test_every_measure_lies_within_its_bounds(case: Case, engine: Engine) -> None:
+    result = evaluate(case, engine)
+    for m in case.measures:
+        for row, value in zip(result.iter_rows(named=True), result[m.name].to_list(), strict=True):
+            if value is None:
+                continue
+            assert value >= 0.0, f"{m.name} = {value} < 0 for {row}"
+            if m.kind.upper is not None:
+                assert value <= m.kind.upper + TOLERANCE, f"{m.name} = {value} > {m.kind.upper} for {row}"
+
+
+@examples(150)
+@given(case=cases(measures=st.sampled_from(PAST_THE_LIST).map(with_and_without)), engine=engines)
+@example(case=HUGE_CUTOFF, engine=Engine("eager"))
+def test_a_cutoff_past_the_list_scores_the_whole_list(case: Case, engine: Engine) -> None:
+    """measure@k == measure for every k past the list, however large; precision still divides by k:
+    P@k = hits / k = P * (list length) / k."""
+    past = case.measures[1].cutoff
+    assert past is not None
+    result = evaluate(case, engine)
+    for row in result.iter_rows(named=True):
+        length = case.rows_per_list.get(tuple(row[k] for k in case.keys), 0)
+        for kind in MEASURES:
+            whole, cut = row[kind.name], row[f"{kind.name}@{past}"]
+            message = f"{kind.name}@{past} = {cut}, but the whole list scores {whole} ({length} documents) for {row}"
+            if whole is None:
+                assert cut is None, message
+            else:
+                expected = whole * length / past if kind.divides_by_cutoff else whole
+                assert cut == pytest.approx(expected, rel=TOLERANCE, abs=TOLERANCE), message
+
+
+@examples(60)
+@given(case=cases(), engine=engines, single=st.booleans())
+@example(case=BOUND_BY_GAIN, engine=Engine("eager"), single=False)
+def test_every_tie_mode_lies_between_the_pessimistic_and_the_optimistic_bound(
+    case: Case, engine: Engine, single: bool
+) -> None:
+    """Per query and per measure: pessimistic <= average, reverse, input, doc <= optimistic, each bound in
+    the measure's own worst or best order, from `evaluate` (every measure in one call) or from the single
+    methods."""
+    compute = single_methods if single else evaluate
+    results = {ties: compute(replace(case, ties=ties), engine) for ties in TIES}
+    keys = results["average"].select(case.keys)
+    for result in results.values():
+        assert_frame_equal(result.select(case.keys), keys)
+    for name in case.names:
+        low, high = results["pessimistic"][name].to_list(), results["optimistic"][name].to_list()
+        for ties in TIES:
+            for row, (worst, value, best) in enumerate(zip(low, results[ties][name].to_list(), high, strict=True)):
+                assert (worst is None) == (value is None) == (best is None), f"{name}: nulls differ, row {row}"
+                if value is not None:
+                    assert worst - TOLERANCE <= value <= best + TOLERANCE, (
+                        f"{name} with ties={ties!r} is {value}, outside [pessimistic {worst}, optimistic {best}] "
+                        f"for {keys.row(row, named=True)}"
+                    )
+
+
+# --- one number, whatever the path ----------------------------------------------------------------------------
+
+
+@examples(150)
+@given(case=cases(), engine=engines)
+@example(case=BOUND_BY_GAIN, engine=Engine("eager"))
+def test_every_evaluate_column_equals_its_single_method(case: Case, engine: Engine) -> None:
+    assert_frame_equal(
+        evaluate(case, engine).select(*case.keys, *case.names, *([case.weight] if case.weight else [])),
+        single_methods(case, engine),
+        rel_tol=TOLERANCE,
+        abs_tol=TOLERANCE,
+    )
+
+
+@examples(40)
+@given(case=cases(by=True), engine=engines)
+def test_by_equals_one_call_per_group(case: Case, engine: Engine) -> None:
+    assert case.by is not None
+    together = evaluate(case, engine)
+    per_group = []
+    for group in sorted(case.run[case.by].unique().to_list()):
+        alone = replace(case, run=case.run.filter(pl.col(case.by) == group), by=None)
+        per_group.append(evaluate(alone, engine).select(pl.lit(group).alias(case.by), pl.all()))
+    assert_frame_equal(together, pl.concat(per_group), rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+@examples(10)
+@given(case=cases(scorable=True), partitions=st.integers(1, 3))
+def test_partitions_sink_equals_the_single_plan(case: Case, partitions: int) -> None:
+    options = case.options(None)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "per_query"
+        mean = sink(case.run.lazy(), path, metric="evaluate", partitions=partitions, measures=case.names, **options)
+        written = pl.read_parquet(path).sort(case.keys)
+    assert_frame_equal(written, evaluate(case, Engine("eager")), rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+    expected_mean = case.run.rank_metrics.evaluate_mean(case.names, **options)
+    assert_frame_equal(mean, expected_mean, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+    assert_clean(written, case.columns, case, "sink's per-query rows")
+    assert_clean(mean, case.columns, case, "sink's mean")
+
+
+def aggregate(frame: pl.DataFrame, engine: Engine, keys: list[str], aggregations: list[pl.Expr]) -> pl.DataFrame:
+    if engine.name == "eager":
+        return frame.group_by(keys).agg(aggregations).sort(keys)
+    lazy = frame.lazy().group_by(keys).agg(aggregations).sort(keys)
+    return lazy.collect(engine="in-memory" if engine.name == "lazy-in-memory" else "streaming")
+
+
+@examples(40)
+@given(
+    case=cases(judged=False, by=False, measures=measure_lists([k for k in MEASURES if k.expression], max_size=4)),
+    engine=engines,
+)
+def test_exprs_equal_the_namespace(case: Case, engine: Engine) -> None:
+    aggregations = []
+    for m in case.measures:
+        assert m.kind.expression is not None
+        options = {
+            option: value
+            for option, value in case.options(m.kind).items()
+            if option in ("doc", "ties", "gain", "threshold", "no_relevant")
+        }
+        aggregations.append(getattr(exprs, m.kind.expression)(k=m.cutoff, **options).alias(m.name))
+    got = aggregate(case.run, engine, list(case.query), aggregations)
+    expected = single_methods(replace(case, weight=None), engine)
+    assert_frame_equal(got, expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+    assert_clean(got, case.columns, case, f"exprs ({engine.name})")
+
+
+@examples(60)
+@given(case=cases(judged=True, by=False, every_retrieved_judged=True), engine=engines)
+def test_the_qrels_path_equals_the_in_frame_path_when_every_retrieved_document_is_judged(
+    case: Case, engine: Engine
+) -> None:
+    """The judgments joined onto the run by hand give the in-frame run (negative levels count as 0, as
+    trec_eval reads them); judged queries the run does not hold are skipped (missing_queries='skip')."""
+    assert case.qrels is not None
+    keys = [*case.query, "doc"]
+    in_frame_run = case.run.join(
+        case.qrels.with_columns(pl.col("relevance").clip(lower_bound=0)), on=keys, how="left", maintain_order="left"
+    )
+    assert in_frame_run["relevance"].null_count() == 0
+    in_frame = replace(case, run=in_frame_run, qrels=None)
+    assert_frame_equal(evaluate(case, engine), evaluate(in_frame, engine), rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+@examples(40)
+@given(case=cases(scorable=True), engine=engines)
+@example(case=NEGATIVE_ZERO, engine=Engine("eager"))
+def test_no_output_of_any_front_end_holds_negative_zero_nan_or_inf(case: Case, engine: Engine) -> None:
+    """Per-query rows of `evaluate` and of every single method, and the means of both; the same checks
+    close the sink, exprs and Spark properties."""
+    evaluate(case, engine, clean=True)
+    single_methods(case, engine, clean=True)
+    mean = engine(case.run, "evaluate_mean", case.names, **case.options(None))
+    assert_clean(mean, case.columns, case, f"evaluate_mean ({engine.name})")
+    for kind, cutoffs in case.by_kind().items():
+        k = cutoffs[0] if len(cutoffs) == 1 else cutoffs
+        mean = engine(case.run, f"{kind.method}_mean", k=k, **case.options(kind))
+        assert_clean(mean, {Measure(kind, c).single_column: kind for c in cutoffs}, case, f"{kind.method}_mean")
+
+
+# --- Spark --------------------------------------------------------------------------------------------------
+
+
+def _skip_or_fail(reason: str) -> NoReturn:
+    if os.environ.get("LODESTAR_REQUIRE_SPARK") == "1":
+        pytest.fail(f"LODESTAR_REQUIRE_SPARK=1 but the Spark tests cannot run: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    reason = spark_unavailable()
+    if reason is not None:
+        _skip_or_fail(reason)
+    yield spark_session()
+
+
+@examples(5)
+@given(case=cases())
+def test_spark_equals_polars(spark: SparkSession, case: Case) -> None:
+    from lodestar_polars import spark as lodestar_spark
+
+    options = case.options(None)
+    if case.qrels is not None:
+        options["qrels"] = spark.createDataFrame(case.qrels.to_arrow())
+    frame = spark.createDataFrame(case.run.to_arrow())
+    collected = pl.from_arrow(lodestar_spark.evaluate(frame, case.names, **options).toArrow())
+    assert isinstance(collected, pl.DataFrame)
+    got = collected.sort(case.keys)
+    expected = lodestar_polars.rank_metrics(case.run).evaluate(case.names, **case.options(None))
+    assert_frame_equal(got, expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+    assert_clean(got, case.columns, case, "Spark")
