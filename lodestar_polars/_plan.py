@@ -367,7 +367,10 @@ def _rows_that_count(rows: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFr
         return rows
     largest = max(c for c in cutoffs if c is not None)
     if spec.ties != "average":
-        return rows.filter(pl.col(POSITION) <= largest)
+        within = pl.col(POSITION) <= largest
+        if _splits_positions(spec):  # the counting measures read positions of their own
+            within = within | (pl.col(RELEVANT_POSITION) <= largest)
+        return rows.filter(within)
     score_at_cutoff = pl.when(pl.col(POSITION) <= largest).then(pl.col(SCORE)).min().over(names.group)
     return rows.filter(pl.col(SCORE) >= score_at_cutoff)
 

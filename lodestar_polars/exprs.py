@@ -48,6 +48,8 @@ Column = _spec.IntoColumn
 
 # cut-offs up to this use a lookup table of cumulative discounts; larger ones (and None) a per-group cum_sum
 _TABLE_CUTOFF_LIMIT = 10_000
+# a cut-off at or past this position keeps every row of a group
+_LONGEST_CUTOFF = (1 << 32) - 1
 
 # data-error messages: the namespace's words, with the group in place of the query it names
 BAD_VALUES_MESSAGE = "{role} column {column!r} has {total} null, NaN or infinite value(s)"
@@ -104,6 +106,13 @@ class _Inputs:
     doc: pl.Expr | None
     doc_name: str | None
     k: int | None
+
+    @property
+    def cut(self) -> int | None:
+        """The position the metric is cut at: k, or `_LONGEST_CUTOFF` for any larger k (a k past the group
+        scores the whole group; Polars' row indices are 32-bit)."""
+        return None if self.k is None else min(self.k, _LONGEST_CUTOFF)
+
     ties: Ties
     gain: GainName | tuple[tuple[float, float], ...]
 
@@ -183,8 +192,8 @@ def _tie_averaged_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
     last = i.score.rank("max", descending=True)
     a, b, g = _field("a"), _field("b"), _field("g")
     block_size = (b - a + 1).cast(pl.Float64)
-    if i.k is not None and i.k <= _TABLE_CUTOFF_LIMIT:
-        k, table = i.k, _cumulative_discounts(i.k, log_base)
+    if i.cut is not None and i.cut <= _TABLE_CUTOFF_LIMIT:
+        k, table = i.cut, _cumulative_discounts(i.cut, log_base)
 
         def cumulative(position: pl.Expr) -> pl.Expr:
             clipped = pl.min_horizontal(position, pl.lit(k, pl.Int64))
@@ -192,7 +201,7 @@ def _tie_averaged_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
 
         per_row = _let({"a": first, "b": last, "g": gain}, g * (cumulative(b) - cumulative(a - 1)) / block_size)
         return per_row.list.sum()
-    discount = _discount(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), i.k, log_base)
+    discount = _discount(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), i.cut, log_base)
     fields = {"a": first, "b": last, "g": gain, "d": discount, "c": discount.cum_sum()}
     # CD(b) - CD(a - 1) = CD(b) - CD(a) + discount(a), with 0-based gathers
     c, d = _field("c"), _field("d")
@@ -201,7 +210,7 @@ def _tie_averaged_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
 
 
 def _ordered_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
-    return _let({"p": _position(i, gain), "g": gain}, _field("g") * _discount(_field("p"), i.k, log_base)).list.sum()
+    return _let({"p": _position(i, gain), "g": gain}, _field("g") * _discount(_field("p"), i.cut, log_base)).list.sum()
 
 
 def _dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
@@ -210,7 +219,7 @@ def _dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
 
 def _ideal_dcg(i: _Inputs, gain: pl.Expr) -> pl.Expr:
     """The gains sorted descending (the k largest with a cut-off), times the discounts of positions 1, 2, ..."""
-    best = gain if i.k is None else gain.top_k(i.k)  # top_k does not sort its output
+    best = gain if i.cut is None else gain.top_k(i.cut)  # top_k does not sort its output
     ordered = best.sort(descending=True, nulls_last=True).implode()
     return ordered.list.eval(pl.element() * _discount(pl.int_range(1, pl.len() + 1), None, 2.0)).list.sum()
 
@@ -537,7 +546,7 @@ def reciprocal_rank(
         }
 
         def expected(frame: pl.DataFrame) -> pl.Series:
-            value = _expected_reciprocal_rank(pl.col("before"), pl.col("size"), pl.col("relevant"), i.k)
+            value = _expected_reciprocal_rank(pl.col("before"), pl.col("size"), pl.col("relevant"), i.cut)
             return frame.select(pl.when(pl.col("found")).then(value).otherwise(0.0)).to_series()
 
         return _finish(i, name, sums, checks, expected)
@@ -545,7 +554,7 @@ def reciprocal_rank(
 
     def reciprocal(frame: pl.DataFrame) -> pl.Series:
         position = pl.col("first")
-        in_cut = position.is_not_null() if i.k is None else position <= i.k
+        in_cut = position.is_not_null() if i.cut is None else position <= i.cut
         return frame.select(pl.when(in_cut).then(1.0 / position.cast(pl.Float64)).otherwise(0.0)).to_series()
 
     return _finish(i, name, {"first": first}, checks, reciprocal)

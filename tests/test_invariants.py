@@ -321,7 +321,9 @@ def judgments(
         unretrieved = [d for d in DOCS if d not in retrieved[q]]
         if unretrieved and not (every_retrieved_judged and in_run):
             judged += draw(st.lists(st.sampled_from(unretrieved), max_size=3, unique=True))
-        labels = [draw(st.integers(-1, 3)) for _ in judged]
+        # a -1 judgment marks a document unjudged (trec_eval), which an in-frame relevance cannot say: the
+        # judgments that stand for an in-frame column judge every retrieved document at a level of 0 or more
+        labels = [draw(st.integers(0 if every_retrieved_judged else -1, 3)) for _ in judged]
         if scorable and q == 0:
             judged, labels = (judged, [3, *labels[1:]]) if judged else ([in_run[0]], [3])
         rows += [
@@ -606,13 +608,11 @@ def test_exprs_equal_the_namespace(case: Case, engine: Engine) -> None:
 def test_the_qrels_path_equals_the_in_frame_path_when_every_retrieved_document_is_judged(
     case: Case, engine: Engine
 ) -> None:
-    """The judgments joined onto the run by hand give the in-frame run (negative levels count as 0, as
-    trec_eval reads them); judged queries the run does not hold are skipped (missing_queries='skip')."""
+    """The judgments joined onto the run by hand give the in-frame run; judged queries the run does not hold
+    are skipped (missing_queries='skip')."""
     assert case.qrels is not None
     keys = [*case.query, "doc"]
-    in_frame_run = case.run.join(
-        case.qrels.with_columns(pl.col("relevance").clip(lower_bound=0)), on=keys, how="left", maintain_order="left"
-    )
+    in_frame_run = case.run.join(case.qrels, on=keys, how="left", maintain_order="left")
     assert in_frame_run["relevance"].null_count() == 0
     in_frame = replace(case, run=in_frame_run, qrels=None)
     assert_frame_equal(evaluate(case, engine), evaluate(in_frame, engine), rel_tol=TOLERANCE, abs_tol=TOLERANCE)

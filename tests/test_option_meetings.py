@@ -186,3 +186,16 @@ def test_a_duplicated_composite_doc_is_named_with_the_users_columns(engine: Engi
     qrels = frame.select("query", "site", "doc_id", "relevance")
     with pytest.raises(ValueError, match=r"qrels list doc \{'site': 1, 'doc_id': 'x'\} twice for query 1"):
         engine(run, "ndcg", doc=["site", "doc_id"], qrels=qrels)
+
+
+@pytest.mark.parametrize("huge", [2**32, 2**63, 2**64, 2**70])
+def test_an_expression_with_a_huge_cutoff_scores_the_whole_group(huge: int) -> None:
+    """exprs: top_k and the expected reciprocal rank took the cut-off as a 32- or 64-bit integer and failed
+    ("conversion from i64 to u32"); any k past the group now scores the whole group (rr: (1/2 + 1/3) / 2)."""
+    from lodestar_polars import exprs
+
+    frame = pl.DataFrame({"query": [1, 1, 1], "relevance": [0, 1, 0], "score": [3.0, 2.0, 2.0]})
+    cut = frame.group_by("query").agg(exprs.ndcg(k=huge), exprs.dcg(k=huge), exprs.reciprocal_rank(k=huge))
+    whole = frame.group_by("query").agg(exprs.ndcg(), exprs.dcg(), exprs.reciprocal_rank())
+    assert cut.drop("query").row(0) == whole.drop("query").row(0)
+    assert cut[f"reciprocal_rank@{huge}"].to_list() == pytest.approx([5 / 12], rel=1e-15)
