@@ -115,11 +115,18 @@ def browser(served: str) -> Iterator[Any]:
         driver.quit()
 
 
+def load(browser: Any, url: str) -> None:
+    """Open `url` and wait (up to a minute, on a loaded machine) until the page and its resources have loaded."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(url)
+    WebDriverWait(browser, 60).until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+
+
 @pytest.mark.parametrize("page", list(PAGES), ids=list(PAGES))
 def test_page_loads_without_console_errors_and_images_render(page: str, browser: Any, served: str) -> None:
     browser.get_log("browser")  # drop what earlier pages logged
-    browser.get(served + PAGES[page])
-    assert browser.execute_script("return document.readyState") == "complete"
+    load(browser, served + PAGES[page])
     title = browser.title
     assert "lodestar-polars" in title, f"{page}: the page's title is {title!r}"
     images = browser.execute_script(
@@ -136,7 +143,7 @@ def test_page_loads_without_console_errors_and_images_render(page: str, browser:
 
 
 def test_comparison_page_shows_its_four_pictures(browser: Any, served: str) -> None:
-    browser.get(served + PAGES["comparing systems and the pictures"])
+    load(browser, served + PAGES["comparing systems and the pictures"])
     sources = browser.execute_script("return [...document.images].map(i => i.getAttribute('src'))")
     pictures = {Path(source).name for source in sources}
     expected = {f"compare_{name}.png" for name in ("means", "per_query_delta", "distribution", "cutoff_curve")}
