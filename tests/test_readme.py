@@ -1,4 +1,8 @@
-"""Every code block of README.md runs here as written, in the README's order, in one temporary folder.
+"""Every code block of README.md and of the guide's pages (docs/**/*.md) runs here as written, page by page.
+
+Each page runs in its own temporary folder and namespace, its blocks in the page's order.  A block whose fence
+carries markdown-exec's `exec="on"` is run by `mkdocs build` instead (its output is what the page shows), so it
+is not run here.
 
 - ```python blocks run in one shared namespace, as a reader running the README top to bottom would run them.
   An expression statement followed directly by comment lines that draw a table (`# query  ndcg@3 ...` or a
@@ -16,7 +20,9 @@ An HTML comment right before a block, `<!-- readme-test: DIRECTIVE; DIRECTIVE --
 `skip (reason)` skips the block with that reason; `setup (reason)` runs the block before all others (it
 writes data that examples above it read); `given FILE, FILE` writes those files first, in TREC format, from
 the package's `example_systems()` (a name with "qrels" in it gets judgments, any other a run: they stand for
-the reader's own TREC files); `skip PROGRAM lines (reason)` runs a bash block's other lines only.
+the reader's own TREC files); `skip PROGRAM lines (reason)` runs a bash block's other lines only;
+`uses PAGE (reason)` first runs the setup blocks of PAGE (a path from the repository root) in this page's folder
+and namespace (the data they write is read here).
 """
 
 from __future__ import annotations
@@ -43,13 +49,15 @@ from lodestar_polars.example import example_systems
 from tests.conftest import REPO_ROOT
 from tests.spark_support import spark_unavailable
 
-README = REPO_ROOT / "README.md"
-FENCE = re.compile(r"^```(\w*)\s*$")
+PAGES = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").rglob("*.md"))]
+FENCE = re.compile(r"^```(\w*)(.*)$")
+BUILD_TIME = re.compile(r"\bexec=\"on\"")
 MARKER = re.compile(r"^<!-- readme-test: (.*) -->$")
 SKIP_LINES = re.compile(r"^skip (\S+) lines \((.+)\)$")
 SKIP = re.compile(r"^skip \((.+)\)$")
 SETUP = re.compile(r"^setup(?: \((.+)\))?$")
 GIVEN = re.compile(r"^given (.+)$")
+USES = re.compile(r"^uses (\S+)(?: \((.+)\))?$")
 VALUE_COMMENT = re.compile(r"^#\s*(?:[^:=#]*=\s*)?(-?\d+(?:\.\d+)?)(?=[:\s]|$)")
 BOX_EDGE = re.compile(r"^[┌╞├└]")
 CLI_PROGRAM = "lodestar-polars"
@@ -57,17 +65,21 @@ CLI_PROGRAM = "lodestar-polars"
 
 @dataclass
 class Block:
-    """One fenced block of the README: its first code line (1-based), language, code and directives."""
+    """One fenced block of a page: its page, first code line (1-based), language, code and directives."""
 
+    page: str
     line: int
     language: str
     code: str
     directives: list[str] = field(default_factory=list)
-    output: str | None = None  # the printed output the README shows for it
+    output: str | None = None  # the printed output the page shows for it
 
     @property
     def label(self) -> str:
-        return f"README.md:{self.line} ({self.language})"
+        return f"{self.page}:{self.line} ({self.language})"
+
+    def where(self, line_offset: int) -> str:
+        return f"{self.page}:{self.line + line_offset}"
 
     def directive(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
         return next((match for d in self.directives if (match := pattern.match(d))), None)
@@ -77,8 +89,9 @@ class Block:
         return self.language == "text" and self.code.startswith("$ ")
 
 
-def readme_blocks(text: str) -> list[Block]:
-    """The README's runnable blocks in order, each output block attached to the runnable block before it."""
+def page_blocks(page: str, text: str) -> list[Block]:
+    """A page's runnable blocks in order, each output block attached to the runnable block before it; blocks
+    that run at build time (`exec="on"`) and their output are left out."""
     lines = text.splitlines()
     blocks: list[Block] = []
     index = 0
@@ -91,10 +104,13 @@ def readme_blocks(text: str) -> list[Block]:
         before = next((line.strip() for line in reversed(lines[:index]) if line.strip()), "")
         marker = MARKER.match(before)
         directives = [d.strip() for d in marker.group(1).split(";")] if marker else []
-        block = Block(index + 2, opening.group(1), "\n".join(lines[index + 1 : end]), directives)
+        block = Block(page, index + 2, opening.group(1), "\n".join(lines[index + 1 : end]), directives)
+        if BUILD_TIME.search(opening.group(2)):
+            index = end + 1
+            continue
         if block.language in ("", "text") and not block.is_transcript:
-            assert blocks, f"README.md:{block.line}: an output block with no code block before it"
-            assert blocks[-1].output is None, f"README.md:{block.line}: a second output block for {blocks[-1].label}"
+            assert blocks, f"{block.where(0)}: an output block with no code block before it"
+            assert blocks[-1].output is None, f"{block.where(0)}: a second output block for {blocks[-1].label}"
             blocks[-1].output = block.code
         else:
             assert block.language in ("python", "bash", "text"), f"{block.label}: no runner for this language"
@@ -103,7 +119,12 @@ def readme_blocks(text: str) -> list[Block]:
     return blocks
 
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+def page_name(path: Path) -> str:
+    return path.relative_to(REPO_ROOT).as_posix()
+
+
+BLOCKS_BY_PAGE = {page_name(path): page_blocks(page_name(path), path.read_text(encoding="utf-8")) for path in PAGES}
+BLOCKS = [block for blocks in BLOCKS_BY_PAGE.values() for block in blocks]
 
 
 def normalised(text: str) -> str:
@@ -175,7 +196,7 @@ def run_python(block: Block, namespace: dict[str, Any]) -> str:
     with contextlib.redirect_stdout(printed):
         for statement in ast.parse(block.code).body:
             assert statement.end_lineno is not None
-            where = f"README.md:{block.line + statement.lineno - 1}"
+            where = block.where(statement.lineno - 1)
             if not isinstance(statement, ast.Expr):
                 module = ast.Module(body=[statement], type_ignores=[])
                 exec(compile(module, where, "exec"), namespace)
@@ -271,17 +292,20 @@ def write_given_trec_files(names: str, folder: Path) -> None:
 # --- the tests -----------------------------------------------------------------------------------------------
 
 
-class ReadmeRun:
-    """The README's blocks run once each, in order (setup blocks first), in one folder and one namespace."""
+class PageRun:
+    """One page's blocks run once each, in order (setup blocks first), in one folder and one namespace."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, page: str, folder: Path) -> None:
+        self.page = page
         self.folder = folder
         self.namespace: dict[str, Any] = {"__name__": "__readme__"}
         self.done: set[int] = set()
+        self.used: set[str] = set()
 
     def run(self, block: Block) -> None:
         """Run `block` after every setup block and every block before it that has not run yet."""
-        order = [b for b in BLOCKS if b.directive(SETUP)] + [b for b in BLOCKS if not b.directive(SETUP)]
+        blocks = BLOCKS_BY_PAGE[self.page]
+        order = [b for b in blocks if b.directive(SETUP)] + [b for b in blocks if not b.directive(SETUP)]
         for earlier in order[: order.index(block)]:
             if earlier.line not in self.done:
                 with contextlib.suppress(Exception, pytest.skip.Exception):
@@ -293,6 +317,11 @@ class ReadmeRun:
         skipped = block.directive(SKIP)
         if skipped is not None:
             pytest.skip(f"{block.label}: {skipped.group(1)}")
+        uses = block.directive(USES)
+        if uses is not None and uses.group(1) not in self.used:
+            self.used.add(uses.group(1))
+            for setup in (b for b in BLOCKS_BY_PAGE[uses.group(1)] if b.directive(SETUP)):
+                run_python(setup, self.namespace)
         given = block.directive(GIVEN)
         if given is not None:
             write_given_trec_files(given.group(1), self.folder)
@@ -308,29 +337,45 @@ class ReadmeRun:
                 printed = run_python(block, self.namespace)
         if block.output is not None:
             assert normalised(printed) == normalised(block.output), (
-                f"{block.label} prints otherwise than the README shows:\n{printed}"
+                f"{block.label} prints otherwise than the page shows:\n{printed}"
             )
 
 
 @pytest.fixture(scope="module")
-def readme_run(tmp_path_factory: pytest.TempPathFactory) -> ReadmeRun:
-    return ReadmeRun(tmp_path_factory.mktemp("readme"))
+def page_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, PageRun]:
+    return {page: PageRun(page, tmp_path_factory.mktemp(Path(page).stem)) for page in BLOCKS_BY_PAGE}
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[block.label for block in BLOCKS])
-def test_readme_block_runs_as_written(block: Block, readme_run: ReadmeRun, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(readme_run.folder)
-    readme_run.run(block)
+def test_block_runs_as_written(block: Block, page_runs: dict[str, PageRun], monkeypatch: pytest.MonkeyPatch) -> None:
+    page_run = page_runs[block.page]
+    monkeypatch.chdir(page_run.folder)
+    page_run.run(block)
 
 
-def test_readme_directives_are_known_and_every_python_block_runs() -> None:
-    known = (SKIP, SKIP_LINES, SETUP, GIVEN)
+def test_directives_are_known_and_every_python_block_runs() -> None:
+    known = (SKIP, SKIP_LINES, SETUP, GIVEN, USES)
     for block in BLOCKS:
         for directive in block.directives:
             assert any(pattern.match(directive) for pattern in known), f"{block.label}: unknown directive {directive!r}"
         if block.language == "python":
             assert block.directive(SKIP) is None, f"{block.label}: a Python block is skipped"
+        uses = block.directive(USES)
+        if uses is not None:
+            assert any(b.directive(SETUP) for b in BLOCKS_BY_PAGE.get(uses.group(1), [])), (
+                f"{block.label}: {uses.group(1)} has no setup block to use"
+            )
     assert sum(block.language == "python" for block in BLOCKS) >= 15
+
+
+def test_readme_relative_links_resolve() -> None:
+    """Every relative link of the README (the front page, read on a code host too) names a file that exists."""
+    readme = REPO_ROOT / "README.md"
+    targets = re.findall(r"\]\(([^)\s]+)\)", readme.read_text(encoding="utf-8"))
+    relative = [target for target in targets if not re.match(r"^[a-z]+:|^#", target)]
+    assert relative, "the README links no page of the guide"
+    missing = [target for target in relative if not (REPO_ROOT / target.partition("#")[0]).exists()]
+    assert not missing, f"README.md links files that do not exist: {missing}"
 
 
 def test_quick_start_example_runs(tmp_path: Path) -> None:

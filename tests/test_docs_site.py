@@ -1,0 +1,154 @@
+"""The documentation site, built with `mkdocs build --strict` and opened in headless Chromium.
+
+The home page, one API reference page and the comparison page (with its pictures) must load without a console
+error (a failed image or script load is one), show their images (each `<img>` decoded, with a size) and render
+something other than a blank page (a screenshot whose pixels are not all one colour).
+
+Skips with the reason where mkdocs (the `docs` extra), selenium, Chromium or chromedriver is missing, unless
+LODESTAR_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.  SITE_DIR, when set, names a site already
+built (CI builds it once), which is served instead of building one here.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import io
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from tests.conftest import REPO_ROOT
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
+CHROMEDRIVER_NAMES = ("chromedriver",)
+PAGES = {
+    "home": "index.html",
+    "API reference": "api/namespace/index.html",
+    "comparing systems and the pictures": "compare/index.html",
+}
+
+
+def first_on_path(names: tuple[str, ...]) -> str | None:
+    return next((path for name in names if (path := shutil.which(name)) is not None), None)
+
+
+def browser_unavailable() -> str | None:
+    """Why the site cannot be built and opened here, or None."""
+    if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("mkdocstrings") is None:
+        return "mkdocs is not installed (pip install 'lodestar-polars[docs]')"
+    if importlib.util.find_spec("selenium") is None:
+        return "selenium is not installed (pip install 'lodestar-polars[docs]')"
+    if first_on_path(CHROMIUM_NAMES) is None:
+        return "no Chromium on PATH (apt-get install chromium chromium-driver)"
+    if first_on_path(CHROMEDRIVER_NAMES) is None:
+        return "no chromedriver on PATH (apt-get install chromium-driver)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reason = browser_unavailable()
+    if reason is not None:
+        if os.environ.get("LODESTAR_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"LODESTAR_REQUIRE_BROWSER=1, but {reason}")
+        pytest.skip(reason)
+    built = os.environ.get("SITE_DIR")
+    if built:
+        return Path(built)
+    folder = tmp_path_factory.mktemp("site")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, NO_MKDOCS_2_WARNING="1"),
+    )
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr[-5000:]}"
+    return folder
+
+
+@pytest.fixture(scope="module")
+def served(site: Path) -> Iterator[str]:
+    """The site on http://127.0.0.1:PORT/, a free port, for the module's tests."""
+    handler = functools.partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser(served: str) -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(first_on_path(CHROMIUM_NAMES))
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.add_argument("--window-size=1280,2000")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(str(first_on_path(CHROMEDRIVER_NAMES))))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def load(browser: Any, url: str) -> None:
+    """Open `url` and wait (up to a minute, on a loaded machine) until the page and its resources have loaded."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(url)
+    WebDriverWait(browser, 60).until(lambda driver: driver.execute_script("return document.readyState") == "complete")
+
+
+@pytest.mark.parametrize("page", list(PAGES), ids=list(PAGES))
+def test_page_loads_without_console_errors_and_images_render(page: str, browser: Any, served: str) -> None:
+    browser.get_log("browser")  # drop what earlier pages logged
+    load(browser, served + PAGES[page])
+    title = browser.title
+    assert "lodestar-polars" in title, f"{page}: the page's title is {title!r}"
+    images = browser.execute_script(
+        "await Promise.all([...document.images].map(i => i.decode().catch(() => null)));"
+        "return [...document.images].map(i => [i.currentSrc || i.src, i.complete, i.naturalWidth, i.naturalHeight]);"
+    )
+    broken = [source for source, complete, width, height in images if not complete or width == 0 or height == 0]
+    assert not broken, f"{page}: images that did not render: {broken}"
+    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not errors, f"{page}: console errors: {errors}"
+    screenshot = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB")
+    low, high = zip(*screenshot.getextrema(), strict=True)
+    assert low != high, f"{page}: the screenshot is one colour {low}: a blank page"
+
+
+def test_comparison_page_shows_its_four_pictures(browser: Any, served: str) -> None:
+    load(browser, served + PAGES["comparing systems and the pictures"])
+    sources = browser.execute_script("return [...document.images].map(i => i.getAttribute('src'))")
+    pictures = {Path(source).name for source in sources}
+    expected = {f"compare_{name}.png" for name in ("means", "per_query_delta", "distribution", "cutoff_curve")}
+    assert expected <= pictures, f"the comparison page shows {sorted(pictures)}"
+    for name in expected:
+        picture = Image.open(REPO_ROOT / "docs" / name).convert("RGB")
+        low, high = zip(*picture.getextrema(), strict=True)
+        assert low != high, f"docs/{name} is one colour"
