@@ -187,7 +187,7 @@ def test_trec_eval_dash_q_reproduces_the_official_lines(
     result = cli("trec_eval", *flags, folder / "qrels.test", folder / run)
     assert result.returncode == 0, result.stderr
     lines = _official_lines(folder / expected)
-    assert len(lines) == 3 * (3 + 5 + 11 + 9) + 2 + 3 + 6 + 11 + 9
+    assert len(lines) == 3 * (3 + 4 + 11 + 9) + 10 + 11 + 9  # per query no runid, num_q, gm_map
     assert result.stdout.splitlines(keepends=True) == lines
 
 
