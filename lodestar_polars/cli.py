@@ -37,8 +37,9 @@ import polars as pl
 
 from . import __version__, partitions
 from ._mean import mean as mean_of
-from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, MEASURE_PATTERN, level_column
+from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, level_column, parse_measure
 from .io import scan_trec_qrels, scan_trec_run
+from .measures import REGISTRY
 from .namespace import rank_metrics
 
 PROG = "lodestar-polars"
@@ -125,22 +126,22 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
     for text in texts:
         for item in text.split(","):
             spelled = item.strip()
-            match = MEASURE_PATTERN.fullmatch(spelled)
-            kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
-            if match is None or kind is None:
+            cutoff_text = spelled.rpartition("@")[2]
+            if "@" in spelled and cutoff_text.isdigit() and int(cutoff_text) < 1:
+                msg = f"measure {spelled!r}: the cut-off must be at least 1."
+                raise UsageError(msg)
+            try:
+                measure = parse_measure(spelled)
+            except ValueError as error:
                 msg = (
                     f"unknown measure {spelled!r}; known measures (case-insensitive, each optionally @k with k "
-                    f"in ASCII digits): {measure_names_text()}."
+                    f"in ASCII digits, iprec@level with a recall level): {measure_names_text()}."
+                    if str(error).startswith("unknown measure")
+                    else str(error)
                 )
-                raise UsageError(msg)
-            if match.group(2) is not None:
-                cutoff = int(match.group(2))
-                if cutoff < 1:
-                    msg = f"measure {spelled!r}: the cut-off must be at least 1."
-                    raise UsageError(msg)
-                expanded = [f"{kind}@{cutoff}"]
-            else:
-                expanded = [f"{kind}@{k}" for k in cutoffs] if cutoffs else [str(kind)]
+                raise UsageError(msg) from None
+            takes_cutoffs = REGISTRY[measure.kind].parameter == "cutoff" and measure.cutoff is None
+            expanded = [f"{measure.kind}@{k}" for k in cutoffs] if takes_cutoffs and cutoffs else [measure.column]
             names += [name for name in expanded if name not in names]
     return names
 
