@@ -1,7 +1,10 @@
 """The weighted mean of per-query metrics and its errors: one home, used by the plan, `mean`, Spark and the
 scikit-learn drop-ins.
 
-mean = sum(w * m) / sum(w) over the queries whose metric is not null, per `by` group.  The sums are
+mean = sum(w * m) / sum(w) over the queries whose metric is not null, per `by` group.  A measure declares its
+summary (`measures._base.Summary`): the arithmetic mean above; "geometric", trec_eval's geometric mean
+exp(sum(w * log(max(m, 1e-5))) / sum(w)) (gm_map); or "sum", sum(w * m) (trec_eval's counts: num_ret,
+num_rel, num_rel_ret, whose `all` line is the sum over queries).  The sums are
 aggregations any engine can compute (Polars here, Spark in `spark.py`); `finish_means` turns them into the
 mean frame and raises the two errors of a mean (no query to average, weights summing to zero), plus a
 third that scikit-learn leaves as NaN: sums that overflow Float64.
@@ -15,7 +18,9 @@ from collections.abc import Callable, Sequence
 import polars as pl
 
 from ._checks import DataCheck, apply_checks, describe, message, non_finite, quoted
-from ._spec import NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
+from ._spec import MEASURE_NAMES, MEASURE_PATTERN, NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
+from .measures import REGISTRY
+from .measures._base import GEOMETRIC_FLOOR, Summary
 
 QUERIES = "__lodestar_queries"
 UNJUDGED = "__lodestar_queries_without_judgments"
@@ -26,10 +31,37 @@ _WEIGHT = "__lodestar_weight"
 _BAD_WEIGHTS = "__lodestar_bad_weights"
 _BAD_METRIC = "__lodestar_bad_metric"
 
-# the metric columns the package writes: ndcg, ndcg@10, p@5, reciprocal_rank@3, ...
+# the metric columns the package writes: ndcg, ndcg@10, p@5, reciprocal_rank@3, num_ret, iprec@0.5, ...
 _METRIC_NAME = re.compile(
-    r"^(ndcg|dcg|rr|p|r|ap|success|reciprocal_rank|precision|recall|average_precision)(@\d+)?$", re.IGNORECASE
+    "^("
+    + "|".join(re.escape(name) for name in sorted({*MEASURE_NAMES, *(d.method for d in REGISTRY.values() if d.method)}))
+    + r")(@\d+|@\d*\.\d+)?$",
+    re.IGNORECASE,
 )
+
+
+def summary_of(column: str) -> Summary:
+    """The summary a metric column takes: its measure's (`Definition.summary`) when it is named as evaluate()
+    names it (`gm_map`, `num_ret`...), else the arithmetic mean."""
+    match = MEASURE_PATTERN.fullmatch(column)
+    kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
+    return REGISTRY[kind].summary if kind is not None else "mean"
+
+
+def summand(metric: pl.Expr, summary: Summary) -> pl.Expr:
+    """What a query adds (times its weight) to its group's sum: its value, or for a geometric mean the log of
+    its value floored at `GEOMETRIC_FLOOR`."""
+    if summary == "geometric":
+        return pl.max_horizontal(metric, pl.lit(GEOMETRIC_FLOOR)).log()
+    return metric
+
+
+def summarised(weighted: pl.Expr, weights: pl.Expr, summary: Summary) -> pl.Expr:
+    """The summary from sum(w * summand) and sum(w)."""
+    if summary == "sum":
+        return weighted
+    mean = weighted / weights
+    return mean.exp() if summary == "geometric" else mean
 
 
 def positive_zero(value: pl.Expr) -> pl.Expr:
@@ -46,13 +78,18 @@ def weight_sum(index: int) -> str:
     return f"__lodestar_weight_sum_{index}"
 
 
-def sum_aggregations(metrics: Sequence[str], weight: pl.Expr, scored: pl.Expr) -> list[pl.Expr]:
-    """Per group: sum(w * m) and sum(w) over the scored queries whose metric is not null, for each metric;
-    and the number of queries that entered the first metric's mean."""
+def sum_aggregations(
+    metrics: Sequence[str], weight: pl.Expr, scored: pl.Expr, summaries: Sequence[Summary] | None = None
+) -> list[pl.Expr]:
+    """Per group: sum(w * m) (m as `summand` takes it) and sum(w) over the scored queries whose metric is not
+    null, for each metric; and the number of queries that entered the first metric's mean.  `summaries`: one
+    per metric (None: `summary_of` each metric's name)."""
+    kinds = list(summaries) if summaries is not None else [summary_of(metric) for metric in metrics]
     aggregations: list[pl.Expr] = []
-    for index, metric in enumerate(metrics):
+    for index, (metric, summary) in enumerate(zip(metrics, kinds, strict=True)):
         entered = scored & pl.col(metric).is_not_null()
-        aggregations.append((weight * pl.col(metric)).filter(entered).sum().alias(weighted_sum(index)))
+        added = weight * summand(pl.col(metric), summary)
+        aggregations.append(added.filter(entered).sum().alias(weighted_sum(index)))
         aggregations.append(weight.filter(entered).sum().cast(pl.Float64).alias(weight_sum(index)))
     first_entered = scored & pl.col(metrics[0]).is_not_null()
     aggregations.append(first_entered.sum().cast(pl.UInt32).alias(QUERIES))
@@ -77,12 +114,16 @@ def finish_means(
     weight_name: str | None,
     with_unjudged: bool,
     checks: Sequence[DataCheck] = (),
+    summaries: Sequence[Summary] | None = None,
 ) -> pl.LazyFrame:
-    """The mean frame from the per-group sums: the group columns (renamed to `group_names`), one mean per
-    metric, `queries`, `weight_sum` (and `queries_without_judgments`), sorted by group; checked (`checks`
-    first: counters the sums already hold, per group)."""
+    """The mean frame from the per-group sums: the group columns (renamed to `group_names`), one summary per
+    metric (its mean, geometric mean or sum: `summaries`, None: `summary_of` each name), `queries`,
+    `weight_sum` (and `queries_without_judgments`), sorted by group; checked (`checks` first: counters the
+    sums already hold, per group)."""
+    kinds = list(summaries) if summaries is not None else [summary_of(metric) for metric in metrics]
     means = [
-        positive_zero(pl.col(weighted_sum(i)) / pl.col(weight_sum(i))).alias(metric) for i, metric in enumerate(metrics)
+        positive_zero(summarised(pl.col(weighted_sum(i)), pl.col(weight_sum(i)), summary)).alias(metric)
+        for i, (metric, summary) in enumerate(zip(metrics, kinds, strict=True))
     ]
     finite = pl.all_horizontal(
         *(pl.col(metric).is_finite() | pl.col(weight_sum(i)).eq(0) for i, metric in enumerate(metrics)),
@@ -136,16 +177,17 @@ def means(
     scored: pl.Expr,
     unjudged: pl.Expr | None = None,
     checks: Sequence[DataCheck] = (),
+    summaries: Sequence[Summary] | None = None,
 ) -> pl.LazyFrame:
     """The mean frame of a per-query frame (columns under internal or user names, as given); `checks` count
-    over each group's rows."""
+    over each group's rows; `summaries` as `finish_means` takes them."""
     weight_expr = pl.col(weight) if weight is not None else pl.lit(1.0)
-    aggregations = sum_aggregations(metrics, weight_expr, scored)
+    aggregations = sum_aggregations(metrics, weight_expr, scored, summaries)
     if unjudged is not None:
         aggregations.append(unjudged.sum().cast(pl.UInt32).alias(UNJUDGED))
     aggregations += [expression for check in checks for expression in check.aggregations()]
     sums = per_query.group_by(group_keys).agg(aggregations) if group_keys else per_query.select(aggregations)
-    return finish_means(sums, group_keys, group_names, metrics, weight_name, unjudged is not None, checks)
+    return finish_means(sums, group_keys, group_names, metrics, weight_name, unjudged is not None, checks, summaries)
 
 
 def _as_names(argument: str, value: str | Sequence[str] | None) -> list[str]:
@@ -218,7 +260,9 @@ def mean(
     DataFrame or LazyFrame (as given)
         The `by` columns, one mean per metric, `queries` (the queries that entered the first metric's mean)
         and `weight_sum` (their weight).  A mean is sum(weight * metric) / sum(weight) over the queries whose
-        metric is not null.
+        metric is not null; a column named as a measure with another summary takes that one, as evaluate_mean
+        does: `gm_map`, the geometric mean exp(sum(weight * log(max(metric, 1e-5))) / sum(weight)) (trec_eval's
+        gm_map), and the counts `num_ret`, `num_rel`, `num_rel_ret`, the sum sum(weight * metric).
 
     Raises
     ------
@@ -288,5 +332,6 @@ def mean(
         weights[0] if weights else None,
         pl.lit(True),
         checks=_value_checks(groups, weights[0] if weights else None, chosen, internal),
+        summaries=[summary_of(name) for name in chosen],
     ).rename(dict(zip(internal, chosen, strict=True)))
     return result.collect() if isinstance(per_query, pl.DataFrame) else result

@@ -66,6 +66,7 @@ from .measures._base import (
     GAIN,
     IDEAL_DISCOUNT,
     IDEAL_POSITION,
+    JUDGED_BEFORE,
     JUDGED_RELEVANT,
     POSITION,
     PREFIX,
@@ -74,6 +75,8 @@ from .measures._base import (
     RELEVANT_BEFORE,
     RELEVANT_COUNT,
     RELEVANT_POSITION,
+    ROW_NONRELEVANT_TOTAL,
+    ROW_RELEVANT_TOTAL,
     ROWS,
     TIED,
     Context,
@@ -154,7 +157,7 @@ def _hashable(dtype: pl.DataType) -> bool:
 
 
 def _definitions(spec: Spec) -> list[tuple[Definition, Measure]]:
-    return [(REGISTRY[m.kind], m) for m in spec.measures]
+    return [(REGISTRY[m.kind].at(m.level), m) for m in spec.measures]
 
 
 def _needs(spec: Spec, quantity: Quantity) -> bool:
@@ -240,6 +243,7 @@ def _joins_relevance_late(spec: Spec, judged: bool) -> bool:
     cut-off, so that only the tie blocks reaching the largest one count."""
     if not judged or spec.ties in ("optimistic", "pessimistic"):
         return False
+    # a measure reading its query's totals on every row has no cut-off, so never joins late
     return all(m.cutoff is not None for m in spec.measures)
 
 
@@ -299,6 +303,40 @@ def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
     else:
         ranked = pl.when(relevant).then(pl.col(_threshold_position(spec))).rank("ordinal")
     return (ranked.over(names.group) - 1).cast(pl.Int64)
+
+
+def _judged_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
+    """For a judged row (with judgments: judged at a level >= 0; without: every row): the judged rows ranked
+    above it, in the order the measures counting relevant rows read."""
+    position = pl.col(_threshold_position(spec))
+    if judged:
+        position = pl.when(pl.col(RELEVANCE).is_not_null()).then(position)
+    return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
+
+
+def _with_query_totals(
+    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
+) -> pl.LazyFrame:
+    """Each row gets its query's relevant total R and judged non-relevant total N: with judgments, from all
+    of the query's judged documents (retrieved or not; a negative level counts in neither, as trec_eval's
+    form_res_rels), joined on the query keys; without, from the query's rows."""
+    if qrels is None:
+        relevant = pl.col(RELEVANT)
+        return rows.with_columns(
+            relevant.sum().over(names.group).cast(pl.Float64).alias(ROW_RELEVANT_TOTAL),
+            (~relevant).sum().over(names.group).cast(pl.Float64).alias(ROW_NONRELEVANT_TOTAL),
+        )
+    relevance = pl.col(RELEVANCE)
+    totals = (
+        _qrels_rows(qrels, spec, names)
+        .group_by(names.query)
+        .agg(
+            (relevance > spec.threshold).sum().cast(pl.Float64).alias(ROW_RELEVANT_TOTAL),
+            (relevance <= spec.threshold).sum().cast(pl.Float64).alias(ROW_NONRELEVANT_TOTAL),
+        )
+    )
+    joined = rows.join(totals, on=names.query, how="left", maintain_order="left" if keep_order else "none")
+    return joined.with_columns(pl.col(ROW_RELEVANT_TOTAL, ROW_NONRELEVANT_TOTAL).fill_null(0.0))
 
 
 def _gain_follows_relevance(spec: Spec) -> bool:
@@ -793,14 +831,16 @@ def _with_derived(per_query: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyF
     return per_query
 
 
-def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average: bool) -> pl.LazyFrame:
-    """The per-row columns the terms read: discounts, and for AP the relevant rows ranked above (with tie
-    averaging already among the windows, unless `ap_average`)."""
+def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average: bool, judged: bool) -> pl.LazyFrame:
+    """The per-row columns the terms read: discounts, for AP the relevant rows ranked above (with tie
+    averaging already among the windows, unless `ap_average`), for bpref the judged rows ranked above."""
     derived = []
     if _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
         derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
     if _needs(spec, Quantity.RELEVANT_BEFORE) and (spec.ties != "average" or ap_average):
         derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
+    if _needs(spec, Quantity.JUDGED_BEFORE):
+        derived.append(_judged_before(spec, judged, names).alias(JUDGED_BEFORE))
     return rows.with_columns(derived) if derived else rows
 
 
@@ -827,6 +867,8 @@ def _flagged_per_query(
         rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     if not late:
         rows = _with_gain_and_relevant(rows, spec, judged)
+        if _needs(spec, Quantity.QUERY_TOTALS):
+            rows = _with_query_totals(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     windows = [_position(spec, names).alias(POSITION)]
     if _splits_positions(spec):
         windows.append(_position(spec, names, by_relevant=True).alias(RELEVANT_POSITION))
@@ -847,13 +889,16 @@ def _flagged_per_query(
     terms_rows = None
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
-        terms_rows = _with_term_columns(_with_gain_and_relevant(terms_rows, spec, judged), spec, names, ap_average=True)
+        terms_rows = _with_gain_and_relevant(terms_rows, spec, judged)
+        terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
     elif cut_off:
         # the terms from the rows within the largest cut-off (and the tie blocks reaching it) only; the counts,
         # the ideal DCG and the checks from every row
-        terms_rows = _with_term_columns(_rows_that_count(rows, spec, names), spec, names, ap_average=False)
+        terms_rows = _with_term_columns(
+            _rows_that_count(rows, spec, names), spec, names, ap_average=False, judged=judged
+        )
     else:
-        rows = _with_term_columns(rows, spec, names, ap_average=False)
+        rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged)
     if terms_rows is not None and averaged:
         terms_rows = terms_rows.with_columns(tied)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
@@ -936,5 +981,6 @@ def mean_plan(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec) -> pl.L
         spec.weight.name if spec.weight is not None else None,
         pl.col(SCORED),
         pl.col(UNJUDGED) if qrels is not None else None,
+        summaries=[definition.summary for definition, _ in _definitions(spec)],
     )
     return result.rename({internal: m.column for internal, m in zip(metrics, spec.measures, strict=True)})

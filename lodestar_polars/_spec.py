@@ -60,9 +60,12 @@ class Column:
 
 @dataclass(frozen=True)
 class Measure:
+    """One measure of a call: its kind, its cut-off or (a recall-level measure) its recall level, its column."""
+
     kind: Kind
     cutoff: int | None
     column: str
+    level: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,12 +266,55 @@ def _check_threshold(threshold: object) -> float:
     return float(threshold)
 
 
-# a measure name and an optional cut-off in ASCII digits: Arabic-Indic or full-width digits make no name
-MEASURE_PATTERN = re.compile(r"([a-z_]+)(?:@([0-9]+))?", re.ASCII | re.IGNORECASE)
+# a measure name and an optional parameter in ASCII digits: a cut-off (`ndcg@10`) or, for a recall-level
+# measure, a decimal recall level (`iprec@0.5`, `iprec@.25`, `iprec@1`); Arabic-Indic or full-width digits
+# make no name
+MEASURE_PATTERN = re.compile(r"([a-z_-]+)(?:@([0-9]+|[0-9]*\.[0-9]+))?", re.ASCII | re.IGNORECASE)
+
+
+def level_column(kind: Kind, level: float) -> str:
+    """A recall-level measure's column: `iprec@0.5`, `iprec@0.0`, `iprec@1.0` (the level as Python writes it)."""
+    return f"{kind}@{level!r}"
+
+
+def parse_measure(name: str) -> Measure:
+    """One evaluate() measure name (case-insensitive): a measure with an optional cut-off (`ndcg@10`), a
+    measure without parameter (`num_ret`, `rprec`, `bpref`), or one at a recall level in [0, 1] (`iprec@0.5`)."""
+    match = MEASURE_PATTERN.fullmatch(name.strip())
+    kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
+    if match is None or kind is None:
+        msg = f"unknown measure {name!r}; known measures (case-insensitive): {known_measures_text()}."
+        raise ValueError(msg)
+    parameter, argument = REGISTRY[kind].parameter, match.group(2)
+    if parameter == "none":
+        if argument is not None:
+            msg = f"measure {name!r}: {kind} takes no cut-off or other parameter; write {kind!r}."
+            raise ValueError(msg)
+        return Measure(kind, None, kind)
+    if parameter == "recall_level":
+        level = float(argument) if argument is not None else math.nan
+        if not 0.0 <= level <= 1.0:
+            msg = (
+                f"measure {name!r}: {kind} takes a recall level from 0 to 1 after '@' (e.g. '{kind}@0.5'), "
+                f"{'none given' if argument is None else f'got {argument!r}'}."
+            )
+            raise ValueError(msg)
+        return Measure(kind, None, level_column(kind, level), level)
+    if argument is not None and not argument.isdigit():
+        msg = f"measure {name!r}: the cut-off of {kind} is a whole number of positions, got {argument!r}."
+        raise ValueError(msg)
+    cutoff = _check_cutoff(int(argument)) if argument is not None else None
+    return Measure(kind, cutoff, kind if cutoff is None else f"{kind}@{cutoff}")
+
+
+def known_measures_text() -> str:
+    """The canonical names with the parameter each takes: `ndcg, ndcg@k, ..., num_ret, iprec@level`."""
+    forms = {"cutoff": ("{k}", "{k}@k"), "none": ("{k}",), "recall_level": ("{k}@level",)}
+    return ", ".join(form.format(k=k) for k in CANONICAL_MEASURES for form in forms[REGISTRY[k].parameter])
 
 
 def parse_measures(measures: object) -> tuple[Measure, ...]:
-    """evaluate()'s measure names, case-insensitive: "ndcg@10", "P@5", "AP", "rr@10", "success@1"..."""
+    """evaluate()'s measure names, case-insensitive: "ndcg@10", "P@5", "AP", "rr@10", "num_ret", "iprec@0.5"..."""
     if isinstance(measures, str):
         measures = [measures]
     if not isinstance(measures, Sequence) or isinstance(measures, (bytes, bytearray)) or not measures:
@@ -279,15 +325,7 @@ def parse_measures(measures: object) -> tuple[Measure, ...]:
         if not isinstance(name, str):
             msg = f"measure names are strings such as 'ndcg@10', got {name!r}."
             raise TypeError(msg)
-        match = MEASURE_PATTERN.fullmatch(name.strip())
-        kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
-        if match is None or kind is None:
-            known = ", ".join(f"{k}, {k}@k" for k in CANONICAL_MEASURES)
-            msg = f"unknown measure {name!r}; known measures (case-insensitive): {known}."
-            raise ValueError(msg)
-        cutoff = _check_cutoff(int(match.group(2))) if match.group(2) is not None else None
-        column = kind if cutoff is None else f"{kind}@{cutoff}"
-        parsed.append(Measure(kind, cutoff, column))
+        parsed.append(parse_measure(name))
     columns = [m.column for m in parsed]
     repeated = sorted({c for c in columns if columns.count(c) > 1})
     if repeated:
@@ -327,6 +365,8 @@ def make_spec(
     weight_column = _column("weight", weight, optional=True)
     assert relevance_column is not None and score_column is not None
     checked_ties = check_ties(ties, bool(doc_keys))
+    if checked_ties == "average":
+        _refuse_average(measures)
     if missing_queries not in _MISSING_QUERIES_BY_NAME:
         msg = f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}."
         raise ValueError(msg)
@@ -348,6 +388,18 @@ def make_spec(
     )
     _check_roles(spec)
     return spec
+
+
+def _refuse_average(measures: tuple[Measure, ...]) -> None:
+    """A measure with no exact expectation over the orders of tied documents refuses ties="average"."""
+    for measure in measures:
+        reason = REGISTRY[measure.kind].refuses_average
+        if reason is not None:
+            msg = (
+                f"{measure.column} has no exact expectation under ties='average' ({reason}); pass ties='doc' "
+                "(trec_eval's order: tied documents by descending doc id) or another deterministic tie mode."
+            )
+            raise ValueError(msg)
 
 
 def _check_roles(spec: Spec) -> None:

@@ -37,8 +37,9 @@ import polars as pl
 
 from . import __version__, partitions
 from ._mean import mean as mean_of
-from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, MEASURE_PATTERN
+from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, level_column, parse_measure
 from .io import scan_trec_qrels, scan_trec_run
+from .measures import REGISTRY
 from .namespace import rank_metrics
 
 PROG = "lodestar-polars"
@@ -125,22 +126,22 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
     for text in texts:
         for item in text.split(","):
             spelled = item.strip()
-            match = MEASURE_PATTERN.fullmatch(spelled)
-            kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
-            if match is None or kind is None:
+            cutoff_text = spelled.rpartition("@")[2]
+            if "@" in spelled and cutoff_text.isdigit() and int(cutoff_text) < 1:
+                msg = f"measure {spelled!r}: the cut-off must be at least 1."
+                raise UsageError(msg)
+            try:
+                measure = parse_measure(spelled)
+            except ValueError as error:
                 msg = (
                     f"unknown measure {spelled!r}; known measures (case-insensitive, each optionally @k with k "
-                    f"in ASCII digits): {measure_names_text()}."
+                    f"in ASCII digits, iprec@level with a recall level): {measure_names_text()}."
+                    if str(error).startswith("unknown measure")
+                    else str(error)
                 )
-                raise UsageError(msg)
-            if match.group(2) is not None:
-                cutoff = int(match.group(2))
-                if cutoff < 1:
-                    msg = f"measure {spelled!r}: the cut-off must be at least 1."
-                    raise UsageError(msg)
-                expanded = [f"{kind}@{cutoff}"]
-            else:
-                expanded = [f"{kind}@{k}" for k in cutoffs] if cutoffs else [str(kind)]
+                raise UsageError(msg) from None
+            takes_cutoffs = REGISTRY[measure.kind].parameter == "cutoff" and measure.cutoff is None
+            expanded = [f"{measure.kind}@{k}" for k in cutoffs] if takes_cutoffs and cutoffs else [measure.column]
             names += [name for name in expanded if name not in names]
     return names
 
@@ -568,20 +569,32 @@ def command_evaluate(args: argparse.Namespace) -> int:
 
 @dataclass(frozen=True)
 class TrecMeasure:
-    """One trec_eval measure: its name, the package measure family it maps to and its default cut-offs."""
+    """One trec_eval measure: its name, the package measure it maps to, its default cut-offs (or recall levels)
+    and how trec_eval prints it: "float" (%6.4f per query and in the summary), "count" (%ld per query, the sum
+    over queries in the summary) or "summary" (the summary line only, as gm_map)."""
 
     name: str
     family: str | None  # None: computed here from the counts (runid, num_q)
-    cutoffs: tuple[int, ...] | None  # None: one value, no cut-off
+    cutoffs: tuple[float, ...] | None  # None: one value, no cut-off; recall levels for iprec_at_recall
+    printed: Literal["float", "count", "summary"] = "float"
+    levels: bool = False  # the parameters are recall levels in [0, 1] (printed %3.2f), not cut-offs
 
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+TREC_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 # trec_eval's own order (measures.c), which is the order it prints in
 TREC_MEASURES = (
     TrecMeasure("runid", None, None),
     TrecMeasure("num_q", None, None),
+    TrecMeasure("num_ret", "num_ret", None, "count"),
+    TrecMeasure("num_rel", "num_rel", None, "count"),
+    TrecMeasure("num_rel_ret", "num_rel_ret", None, "count"),
     TrecMeasure("map", "ap", None),
+    TrecMeasure("gm_map", "gm_map", None, "summary"),
+    TrecMeasure("Rprec", "rprec", None),
+    TrecMeasure("bpref", "bpref", None),
     TrecMeasure("recip_rank", "rr", None),
+    TrecMeasure("iprec_at_recall", "iprec", TREC_RECALL_LEVELS, levels=True),
     TrecMeasure("P", "p", TREC_CUTOFFS),
     TrecMeasure("recall", "r", TREC_CUTOFFS),
     TrecMeasure("ndcg", "ndcg", None),
@@ -609,7 +622,7 @@ TREC_NICKNAMES = {
 class TrecRequest:
     """What trec_eval's ``-m`` values ask for: the measures computed here, and those of a nickname that are not."""
 
-    measures: dict[str, tuple[int, ...] | None]  # trec_eval measure name -> cut-offs, in trec_eval's print order
+    measures: dict[str, tuple[float, ...] | None]  # trec_eval measure -> cut-offs or levels, in print order
     not_computed: tuple[str, ...]  # members of a requested nickname this package does not compute
 
 
@@ -628,6 +641,26 @@ def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
     return tuple(cutoffs)
 
 
+_DECIMAL = re.compile(r"[0-9]*\.?[0-9]+|[0-9]+\.")
+
+
+def _trec_levels(name: str, parameters: str) -> tuple[float, ...]:
+    """Recall levels as trec_eval takes them (``iprec_at_recall..10,.20``: the text after the first dot),
+    sorted ascending as trec_eval prints them."""
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(_DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure '{name}.{parameters}': recall levels must be decimal numbers separated by commas."
+        raise UsageError(msg)
+    levels = sorted(float(value) for value in values)
+    if levels[-1] > 1.0:
+        msg = f"measure '{name}.{parameters}': recall levels must lie from 0 to 1."
+        raise UsageError(msg)
+    if len(set(levels)) != len(levels):
+        msg = f"measure '{name}.{parameters}': duplicate recall levels."
+        raise UsageError(msg)
+    return tuple(levels)
+
+
 def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     """trec_eval's ``-m`` values -> {trec_eval measure name: cut-offs}, in trec_eval's print order.
 
@@ -639,10 +672,14 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     --------
     >>> parse_trec_measures(["ndcg_cut.10,5", "recip_rank"]).measures
     {'recip_rank': None, 'ndcg_cut': (5, 10)}
+    >>> parse_trec_measures(["iprec_at_recall..75,.5"]).measures
+    {'iprec_at_recall': (0.5, 0.75)}
     >>> parse_trec_measures(["official"]).not_computed
-    ('num_ret', 'num_rel', 'num_rel_ret', 'gm_map', 'Rprec', 'bpref', 'iprec_at_recall')
+    ()
+    >>> parse_trec_measures(["all_trec"]).not_computed[:4]
+    ('relstring', 'unj', 'rbp', 'rbp_resid')
     """
-    requested: dict[str, tuple[int, ...] | None] = {}
+    requested: dict[str, tuple[float, ...] | None] = {}
     not_computed: dict[str, None] = {}
     for text in texts or ["official"]:
         name, dot, parameters = text.partition(".")
@@ -661,17 +698,25 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
         if dot and measure.cutoffs is None:
             msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
             raise UsageError(msg)
-        requested.setdefault(name, _trec_cutoffs(name, parameters) if dot else measure.cutoffs)
+        parse = _trec_levels if measure.levels else _trec_cutoffs
+        requested.setdefault(name, parse(name, parameters) if dot else measure.cutoffs)
     in_print_order = {m.name: requested[m.name] for m in TREC_MEASURES if m.name in requested}
     return TrecRequest(in_print_order, tuple(not_computed))
 
 
-def _trec_columns(name: str, cutoffs: tuple[int, ...] | None) -> list[tuple[str, str]]:
+def _trec_columns(name: str, cutoffs: tuple[float, ...] | None) -> list[tuple[str, str]]:
     """(trec_eval's printed name, the package's column) for each value of a measure."""
-    family = TREC_BY_NAME[name].family
+    measure = TREC_BY_NAME[name]
+    family = str(measure.family)
     if cutoffs is None:
-        return [(name, str(family))]
-    return [(f"{name}_{k}", f"{family}@{k}") for k in cutoffs]
+        return [(name, family)]
+    if measure.levels:
+        return [(f"{name}_{level:3.2f}", level_column(family, level)) for level in cutoffs]
+    return [(f"{name}_{k:.0f}", f"{family}@{k:.0f}") for k in cutoffs]
+
+
+def _trec_value(measure: TrecMeasure, value: float) -> str:
+    return f"{value:.0f}" if measure.printed == "count" else f"{value:6.4f}"
 
 
 def _trec_line(name: str, query: str, value: str) -> str:
@@ -684,12 +729,12 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     qrels = _scan(args.qrels, "trec", "qrels", [])
     run = _scan(args.run, "trec", "run", [])
     columns = [
-        pair
+        (TREC_BY_NAME[name], *pair)
         for name, cutoffs in requested.items()
         if TREC_BY_NAME[name].family
         for pair in _trec_columns(name, cutoffs)
     ]
-    measures = list(dict.fromkeys(column for _, column in columns))
+    measures = list(dict.fromkeys(column for _, _, column in columns))
     options: dict[str, Any] = {
         "doc": "doc",
         "ties": "doc",
@@ -705,7 +750,11 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     out: list[str] = []
     if args.query_lines:
         for row in sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"])):
-            out += [_trec_line(printed, row["query"], f"{row[column]:6.4f}") for printed, column in columns]
+            out += [
+                _trec_line(printed, row["query"], _trec_value(measure, row[column]))
+                for measure, printed, column in columns
+                if measure.printed != "summary"
+            ]
     if not args.no_summary:
         for name in requested:
             if name == "runid":
@@ -714,7 +763,7 @@ def command_trec_eval(args: argparse.Namespace) -> int:
                 out.append(_trec_line("num_q", "all", str(mean["queries"].item())))
             else:
                 out += [
-                    _trec_line(printed, "all", f"{mean[column].item():6.4f}")
+                    _trec_line(printed, "all", _trec_value(TREC_BY_NAME[name], mean[column].item()))
                     for printed, column in _trec_columns(name, requested[name])
                 ]
     if request.not_computed:

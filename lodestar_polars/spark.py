@@ -35,6 +35,8 @@ from . import _plan, _spec
 from ._docs import FRAME, PARAMETERS, mean_returns, per_query_returns
 from ._docs import documented as _documented
 from ._spec import Cutoffs, Gain, IntoColumn, Keys, MissingQueries, NoRelevant, Spec, Ties
+from .measures import REGISTRY
+from .measures._base import GEOMETRIC_FLOOR
 
 _F = TypeVar("_F", bound=Callable[..., object])
 
@@ -227,10 +229,13 @@ def _mean(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> pl
     scored_name, unjudged_name = _plan.flag_columns(spec)
     scored = _column(scored_name)
     sums: list[Column] = []
-    for index, measure in enumerate(spec.measures):
+    summaries = [REGISTRY[measure.kind].summary for measure in spec.measures]
+    for index, (measure, summary) in enumerate(zip(spec.measures, summaries, strict=True)):
         metric = _column(measure.column)
         entered = scored & metric.isNotNull()
-        sums.append(F.sum(F.when(entered, weight * metric)).alias(mean_of_sums.weighted_sum(index)))
+        # as `_mean.summand`: a geometric mean sums the logs of the values floored at trec_eval's floor
+        added = F.log(F.greatest(metric, F.lit(GEOMETRIC_FLOOR))) if summary == "geometric" else metric
+        sums.append(F.sum(F.when(entered, weight * added)).alias(mean_of_sums.weighted_sum(index)))
         sums.append(F.sum(F.when(entered, weight)).cast("double").alias(mean_of_sums.weight_sum(index)))
     first = _column(spec.measures[0].column)
     sums.append(F.count(F.when(scored & first.isNotNull(), F.lit(1))).alias(mean_of_sums.QUERIES))
@@ -252,6 +257,7 @@ def _mean(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> pl
         spec.metric_columns,
         spec.weight.name if spec.weight is not None else None,
         qrels is not None,
+        summaries=summaries,
     )
     return result.collect()
 

@@ -591,16 +591,6 @@ def test_trec_eval_reproduces_out_test_aq_for_the_issue_12_measures(shared_data:
     assert result.stdout.splitlines(keepends=True) == lines_of(folder / "out.test.aq", ISSUE_12_MEASURES)
 
 
-def test_trec_eval_default_is_the_official_measures_it_supports(shared_data: Path) -> None:
-    """No -m: trec_eval's `official` set (runid, num_q, map, recip_rank, P); map and P need the new core."""
-    folder = shared_data / "trec_eval"
-    result = cli("trec_eval", folder / "qrels.test", folder / "results.test")
-    assert result.returncode == 0, result.stderr
-    official = ("runid", "num_q", "map", "recip_rank", "P")
-    expected = [line for line in lines_of(folder / "out.test.aq", official) if "\tall\t" in line]
-    assert result.stdout.splitlines(keepends=True) == expected
-
-
 def test_trec_eval_dash_n_drops_the_summary(shared_data: Path) -> None:
     folder = shared_data / "trec_eval"
     result = cli("trec_eval", "-q", "-n", "-m", "ndcg", folder / "qrels.test", folder / "results.test")
@@ -700,7 +690,10 @@ def test_trec_eval_malformed_line_exit_1(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("measure", "fragment"),
     [
-        ("bpref", "trec_eval measure 'bpref' is not supported"),
+        ("infAP", "trec_eval measure 'infAP' is not supported"),
+        ("iprec_at_recall.2", "recall levels must lie from 0 to 1"),
+        ("iprec_at_recall..5,.50", "duplicate recall levels"),
+        ("iprec_at_recall.x", "recall levels must be decimal numbers"),
         ("ndcg_cut.5,5", "duplicate cut-offs"),
         ("ndcg_cut.0", "cut-offs must be positive"),
         ("recip_rank.5", "takes no parameters"),

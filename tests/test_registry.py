@@ -6,6 +6,7 @@ registry is checked here without new test code."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -13,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+import lodestar_polars
 from lodestar_polars._spec import MEASURE_NAMES, parse_measures
 from lodestar_polars.measures import REGISTRY, Definition
 from tests.conftest import Engine
@@ -23,8 +24,36 @@ TIES = ("average", "doc", "optimistic", "pessimistic", "input")
 CUTOFF = 3
 
 
+WITH_METHOD = [definition for definition in DEFINITIONS if definition.method is not None]
+LEVELS = (0.0, 0.5, 1.0)
+
+
 def _ids(definition: Definition) -> str:
     return definition.name
+
+
+def _evaluated(definition: Definition) -> list[str]:
+    """The evaluate() names of a measure over its parameter: whole and cut off, or at recall levels."""
+    if definition.parameter == "cutoff":
+        return [definition.name, f"{definition.name}@{CUTOFF}"]
+    if definition.parameter == "recall_level":
+        return [f"{definition.name}@{level!r}" for level in LEVELS]
+    return [definition.name]
+
+
+def _parameters(definition: Definition) -> list[float | None]:
+    """The parameters the tool-name tests try: no cut-off and a cut-off, each recall level, or none."""
+    if definition.parameter == "cutoff":
+        return [None, CUTOFF]
+    if definition.parameter == "recall_level":
+        return list(LEVELS)
+    return [None]
+
+
+TOOL_CASES = [(definition, parameter) for definition in DEFINITIONS for parameter in _parameters(definition)]
+
+
+TOOL_IDS = [f"{definition.name}-{parameter}" for definition, parameter in TOOL_CASES]
 
 
 def random_frame(seed: int, *, tied: bool) -> pl.DataFrame:
@@ -42,11 +71,19 @@ def random_frame(seed: int, *, tied: bool) -> pl.DataFrame:
 
 @pytest.mark.parametrize("definition", DEFINITIONS, ids=_ids)
 def test_its_names_resolve_through_evaluate(definition: Definition) -> None:
+    suffix = {"cutoff": f"@{CUTOFF}", "recall_level": "@.5", "none": ""}[definition.parameter]
+    column = {"cutoff": f"{definition.name}@{CUTOFF}", "recall_level": f"{definition.name}@0.5"}
     for name in (definition.name, *definition.aliases):
-        for spelled in (name, name.upper(), f" {name}@{CUTOFF} "):
+        for spelled in (f"{name}{suffix}", f"{name.upper()}{suffix}", f" {name}{suffix} "):
             (measure,) = parse_measures(spelled)
             assert measure.kind == definition.name
-            assert measure.column == (f"{definition.name}@{CUTOFF}" if "@" in spelled else definition.name)
+            assert measure.column == column.get(definition.parameter, definition.name)
+        if definition.parameter == "cutoff":
+            assert parse_measures(name)[0].column == definition.name
+        else:  # a recall level is required; a measure without parameter takes no @
+            wrong = name if definition.parameter == "recall_level" else f"{name}@{CUTOFF}"
+            with pytest.raises(ValueError, match=definition.name):
+                parse_measures(wrong)
         assert MEASURE_NAMES[name] == definition.name
 
 
@@ -68,16 +105,29 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "average_precision": "ap",
         "success": "success",
         "hit_rate": "success",
+        # trec_eval's official set (issue 20)
+        "num_ret": "num_ret",
+        "num_rel": "num_rel",
+        "num_rel_ret": "num_rel_ret",
+        "gm_map": "gm_map",
+        "gmap": "gm_map",
+        "rprec": "rprec",
+        "r-precision": "rprec",
+        "r_precision": "rprec",
+        "bpref": "bpref",
+        "iprec": "iprec",
+        "iprec_at_recall": "iprec",
     }
 
 
-@pytest.mark.parametrize("definition", DEFINITIONS, ids=_ids)
+@pytest.mark.parametrize("definition", WITH_METHOD, ids=_ids)
 def test_its_method_and_its_evaluate_column_agree(definition: Definition, engine: Engine) -> None:
+    assert definition.method is not None
     frame = random_frame(1, tied=True)
     single = engine(frame, definition.method, k=[CUTOFF, None])
     assert single.columns == ["query", f"{definition.method}@{CUTOFF}", definition.method]
     names = [f"{definition.name}@{CUTOFF}", definition.name]
-    others = [f"{other.name}@2" for other in DEFINITIONS if other is not definition]
+    others = [f"{other.name}@2" for other in WITH_METHOD if other is not definition]
     evaluated = engine(frame, "evaluate", [*names, *others])  # beside every other measure
     assert evaluated.columns[:3] == ["query", *names]
     for method_column, name in zip(single.columns[1:], names, strict=True):
@@ -90,26 +140,40 @@ def test_its_method_and_its_evaluate_column_agree(definition: Definition, engine
 def test_its_values_lie_within_its_bounds(definition: Definition, engine: Engine) -> None:
     low, high = definition.bounds
     frame = random_frame(2, tied=True)
+    names = _evaluated(definition)
     for ties in TIES:
         # no_relevant=None: a query with nothing to normalise by is null, not a value the user chose
         options: dict[str, Any] = {"doc": "doc", "ties": ties, "no_relevant": None}
-        result = engine(frame, "evaluate", [definition.name, f"{definition.name}@{CUTOFF}"], **options)
-        values = pl.concat([result[definition.name], result[f"{definition.name}@{CUTOFF}"]]).drop_nulls()
+        if ties == "average" and definition.refuses_average is not None:
+            with pytest.raises(ValueError, match=rf"{definition.name}.*ties='doc'"):
+                engine(frame, "evaluate", names, **options)
+            continue
+        result = engine(frame, "evaluate", names, **options)
+        values = pl.concat([result[name] for name in names]).drop_nulls()
         assert values.len() > 0, ties
         assert values.is_finite().all(), ties
         assert (values >= low).all() and (values <= high).all(), (ties, values.min(), values.max())
 
 
 @pytest.mark.parametrize("definition", DEFINITIONS, ids=_ids)
-def test_its_summary_is_what_evaluate_mean_gives(definition: Definition) -> None:
-    assert definition.summary == "mean"
+def test_its_summary_is_what_evaluate_mean_and_mean_give(definition: Definition) -> None:
     frame = random_frame(3, tied=True)
-    names = [definition.name, f"{definition.name}@{CUTOFF}"]
-    per_query = frame.rank_metrics.evaluate(names)
-    means = frame.rank_metrics.evaluate_mean(names)
+    names = _evaluated(definition)
+    ties = "doc" if definition.refuses_average is not None else "average"
+    per_query = frame.rank_metrics.evaluate(names, doc="doc", ties=ties)
+    means = frame.rank_metrics.evaluate_mean(names, doc="doc", ties=ties)
+    again = lodestar_polars.mean(per_query)
     for name in names:
         values = per_query[name].to_list()
-        assert means[name].item() == pytest.approx(sum(values) / len(values), rel=1e-12, abs=1e-15)
+        if definition.summary == "sum":
+            expected = sum(values)
+        elif definition.summary == "geometric":  # trec_eval's gm_map: exp(mean(log(max(value, 1e-5))))
+            expected = math.exp(sum(math.log(max(v, 1e-5)) for v in values) / len(values))
+        else:
+            assert definition.summary == "mean"
+            expected = sum(values) / len(values)
+        assert means[name].item() == pytest.approx(expected, rel=1e-12, abs=1e-15)
+        assert again[name].item() == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
 # --- the names other tools give the same measure, checked on a tie-free run against each tool -----------------
@@ -130,30 +194,36 @@ def _tool_frame() -> pl.DataFrame:
     return frame.filter((pl.col("relevance") > 0).any().over("query"))
 
 
-def _ours(frame: pl.DataFrame, definition: Definition, cutoff: int | None) -> dict[str, float]:
-    name = definition.name if cutoff is None else f"{definition.name}@{cutoff}"
+def _ours(frame: pl.DataFrame, definition: Definition, cutoff: float | None) -> dict[str, float]:
+    if definition.parameter == "recall_level":
+        name = f"{definition.name}@{cutoff!r}"
+    else:
+        name = definition.name if cutoff is None else f"{definition.name}@{cutoff}"
     result = frame.rank_metrics.evaluate(name, doc="doc", ties="doc", qrels=frame.drop("score"))
     return dict(zip(result["query"], result[name], strict=True))
 
 
-@pytest.mark.parametrize("cutoff", [None, CUTOFF])
-@pytest.mark.parametrize("definition", DEFINITIONS, ids=_ids)
-def test_its_trec_eval_name_is_pytrec_evals_for_the_same_numbers(definition: Definition, cutoff: int | None) -> None:
+@pytest.mark.parametrize(("definition", "cutoff"), TOOL_CASES, ids=TOOL_IDS)
+def test_its_trec_eval_name_is_pytrec_evals_for_the_same_numbers(definition: Definition, cutoff: float | None) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval is a test dependency")
     spelled = definition.trec_eval.name(cutoff)
     if spelled is None:
         pytest.skip(f"trec_eval has no {definition.name} {'without' if cutoff is None else 'with'} a cut-off")
-    requested = spelled if cutoff is None else spelled.removesuffix(f"_{cutoff}") + f".{cutoff}"
+    if definition.parameter == "recall_level":
+        requested = spelled.rsplit("_", 1)[0]  # trec_eval's default levels include 0.0, 0.5 and 1.0
+    else:
+        requested = spelled if cutoff is None else spelled.removesuffix(f"_{cutoff}") + f".{cutoff}"
     frame = _tool_frame()
     run, qrels = _judged(frame)
     theirs = pytrec_eval.RelevanceEvaluator(qrels, {requested}).evaluate(run)
     ours = _ours(frame, definition, cutoff)
+    if definition.summary == "geometric":  # trec_eval keeps log(max(value, 1e-5)) per query
+        ours = {q: math.log(max(value, 1e-5)) for q, value in ours.items()}
     assert {q: values[spelled] for q, values in theirs.items()} == pytest.approx(ours, rel=1e-12, abs=1e-12)
 
 
-@pytest.mark.parametrize("cutoff", [None, CUTOFF])
-@pytest.mark.parametrize("definition", DEFINITIONS, ids=_ids)
-def test_its_ir_measures_name_is_ir_measures_for_the_same_numbers(definition: Definition, cutoff: int | None) -> None:
+@pytest.mark.parametrize(("definition", "cutoff"), TOOL_CASES, ids=TOOL_IDS)
+def test_its_ir_measures_name_is_ir_measures_for_the_same_numbers(definition: Definition, cutoff: float | None) -> None:
     ir_measures = pytest.importorskip("ir_measures", reason="ir_measures is a test dependency")
     spelled = definition.ir_measures.name(cutoff)
     if spelled is None:
@@ -166,9 +236,8 @@ def test_its_ir_measures_name_is_ir_measures_for_the_same_numbers(definition: De
     assert theirs == pytest.approx(_ours(frame, definition, cutoff), rel=1e-12, abs=1e-12)
 
 
-@pytest.mark.parametrize("cutoff", [None, CUTOFF])
-@pytest.mark.parametrize("definition", DEFINITIONS, ids=_ids)
-def test_its_ranx_name_is_ranx_for_the_same_numbers(definition: Definition, cutoff: int | None) -> None:
+@pytest.mark.parametrize(("definition", "cutoff"), TOOL_CASES, ids=TOOL_IDS)
+def test_its_ranx_name_is_ranx_for_the_same_numbers(definition: Definition, cutoff: float | None) -> None:
     ranx = pytest.importorskip("ranx", reason="ranx is a test dependency")
     spelled = definition.ranx.name(cutoff)
     if spelled is None:

@@ -21,7 +21,22 @@ evaluate() then takes its names (`MEASURE_NAMES` in `_spec`), and the tests para
 
 from __future__ import annotations
 
-from . import average_precision, dcg, ndcg, precision, recall, reciprocal_rank, success
+from . import (
+    average_precision,
+    bpref,
+    dcg,
+    gm_map,
+    iprec_at_recall,
+    ndcg,
+    num_rel,
+    num_rel_ret,
+    num_ret,
+    precision,
+    recall,
+    reciprocal_rank,
+    rprec,
+    success,
+)
 from ._base import Definition, Quantity
 
 REGISTRY: dict[str, Definition] = {
@@ -32,6 +47,13 @@ REGISTRY: dict[str, Definition] = {
     recall.MEASURE.name: recall.MEASURE,
     average_precision.MEASURE.name: average_precision.MEASURE,
     success.MEASURE.name: success.MEASURE,
+    num_ret.MEASURE.name: num_ret.MEASURE,
+    num_rel.MEASURE.name: num_rel.MEASURE,
+    num_rel_ret.MEASURE.name: num_rel_ret.MEASURE,
+    gm_map.MEASURE.name: gm_map.MEASURE,
+    rprec.MEASURE.name: rprec.MEASURE,
+    bpref.MEASURE.name: bpref.MEASURE,
+    iprec_at_recall.MEASURE.name: iprec_at_recall.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
 import polars as pl
@@ -34,6 +34,11 @@ GAIN = f"{PREFIX}gain"
 RELEVANT = f"{PREFIX}relevant"
 # per relevant row: the relevant rows ranked above it
 RELEVANT_BEFORE = f"{PREFIX}relevant_before"
+# per judged row (with judgments: judged at a level >= 0; without: every row): the judged rows ranked above it
+JUDGED_BEFORE = f"{PREFIX}judged_before"
+# per row: its query's relevant total R and judged non-relevant total N (`Quantity.QUERY_TOTALS`)
+ROW_RELEVANT_TOTAL = f"{PREFIX}row_relevant_total"
+ROW_NONRELEVANT_TOTAL = f"{PREFIX}row_nonrelevant_total"
 # per row, with ties="average": the row shares its score with another row of its query
 TIED = f"{PREFIX}tied"
 
@@ -93,6 +98,11 @@ class Quantity(enum.Enum):
     IDEAL_DCG = "the ideal DCG per query and cut-off: `ideal_dcg(cutoff)`"
     RELEVANT_COUNT = "the relevant rows (judged relevant documents with judgments) per query: `Context.relevant_total`"
     RELEVANT_BEFORE = "the relevant rows ranked above each relevant row (per block: `BLOCK_BEFORE`)"
+    JUDGED_BEFORE = "the judged rows ranked above each judged row (`JUDGED_BEFORE`; deterministic tie modes)"
+    QUERY_TOTALS = (
+        "the query's R and judged non-relevant total N on every row (`ROW_RELEVANT_TOTAL`, `ROW_NONRELEVANT_TOTAL`):"
+        " with judgments from all of the query's judged documents, retrieved or not"
+    )
 
 
 Family = Literal["gain", "threshold"]
@@ -166,14 +176,14 @@ class NoRelevant:
 
 @dataclass(frozen=True)
 class Spelling:
-    """How a tool names a measure: over the whole list (`whole`) and at a cut-off (`cut`, with `{k}`); None
-    where the tool has no such form."""
+    """How a tool names a measure: over the whole list (`whole`) and at a cut-off or recall level (`cut`, with
+    `{k}`, which may carry a format spec: `{k:.2f}`); None where the tool has no such form."""
 
     whole: str | None
     cut: str | None
 
-    def name(self, cutoff: int | None) -> str | None:
-        return self.whole if cutoff is None else None if self.cut is None else self.cut.format(k=cutoff)
+    def name(self, parameter: float | None) -> str | None:
+        return self.whole if parameter is None else None if self.cut is None else self.cut.format(k=parameter)
 
 
 NO_SPELLING = Spelling(None, None)
@@ -187,13 +197,24 @@ def _no_checks(context: Context) -> list[DataCheck]:
     return []
 
 
+# what `name@x` gives a measure: a cut-off k (optional), a recall level in [0, 1] (required), or nothing
+Parameter = Literal["cutoff", "recall_level", "none"]
+# how the summary over queries is formed: the (weighted) arithmetic mean, trec_eval's geometric mean with its
+# floor (`GEOMETRIC_FLOOR`), or the (weighted) sum (trec_eval's counts)
+Summary = Literal["mean", "geometric", "sum"]
+# trec_eval's MIN_GEO_MEAN: a per-query value below it counts as it in a geometric mean
+GEOMETRIC_FLOOR = 1e-5
+
+
 @dataclass(frozen=True)
 class Definition:
     """One measure, as its module declares it.
 
     - `name`: the canonical name (evaluate's output column `name` / `name@k`); `method`: the `.rank_metrics`
-      method computing it alone, whose columns are `method` / `method@k`; `aliases`: the other names evaluate()
-      takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it.
+      method computing it alone, whose columns are `method` / `method@k` (None: evaluate() only); `aliases`:
+      the other names evaluate() takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it.
+    - `parameter`: what `name@x` gives it: a cut-off (`name` or `name@k`), a recall level (`name@0.5`,
+      required: `at_level(level)` gives the measure at that level), or nothing (`name` only).
     - `family`: "gain" (reads the gain of each row) or "threshold" (counts the rows with relevance above the
       threshold); tie bounds order a tie block by that.  `needs`: the shared quantities it reads besides.
     - `terms(context, cutoff)`: its per-query sums (`Term`s, by column name; the plan sums a name shared by
@@ -202,12 +223,15 @@ class Definition:
       `cut_at(k)`).
     - `no_relevant`: set when the `no_relevant` option applies; `negative_gains`: whether a gain mapping may
       give negative gains; `bounds`: every value lies in [low, high] (non-negative gains), read by the
-      invariant properties; `summary`: how evaluate_mean forms the summary over queries.
+      invariant properties; `summary`: how evaluate_mean and `lodestar_polars.mean` form the summary over
+      queries (`Summary`).
+    - `refuses_average`: why it has no exact expectation over tied orders (ties="average" is then refused
+      with that reason when the method is called); None when it has one.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
     """
 
     name: str
-    method: str
+    method: str | None
     aliases: tuple[str, ...]
     trec_eval: Spelling
     ir_measures: Spelling
@@ -219,10 +243,24 @@ class Definition:
     bounds: tuple[float, float]
     no_relevant: NoRelevant | None = None
     negative_gains: bool = True
-    summary: Literal["mean"] = "mean"
+    summary: Summary = "mean"
+    parameter: Parameter = "cutoff"
+    at_level: Callable[[float], Definition] | None = None
+    refuses_average: str | None = None
     derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
     row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
     query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
+
+    def at(self, level: float | None) -> Definition:
+        """The measure at a recall level (a recall-level measure), or itself."""
+        if level is None or self.at_level is None:
+            return self
+        return self.at_level(level)
+
+    def with_terms(
+        self, terms: Callable[[Context, int | None], dict[str, Term]], value: Callable[[Context, int | None], pl.Expr]
+    ) -> Definition:
+        return replace(self, terms=terms, value=value)
 
     @property
     def quantities(self) -> frozenset[Quantity]:

@@ -1,0 +1,87 @@
+"""iprec@level (trec_eval's iprec_at_recall_<level>): the interpolated precision at a recall level x in [0, 1],
+the greatest precision c / p over the query's relevant rows, c being the row's count of relevant rows at or
+above it and p its position, among those with c >= max(lround(x R), 1) (trec_eval rounds x R half away from
+zero); 0 when none qualifies (fewer relevant rows retrieved than x R).  R is the query's relevant total (with
+judgments: its relevant judged documents, retrieved or not).  A query with R = 0 scores `no_relevant`
+(trec_eval: 0).  evaluate() takes it as `iprec@0.5`; trec_eval's default levels are 0.0, 0.1, ..., 1.0.
+
+Ties: the greatest of ratios over a tie block's orders has no closed form for its expectation: ties="average"
+is refused (ties="doc" is trec_eval's order); the bounds order a tie block relevant rows first or last.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from . import recall
+from ._base import (
+    NO_SPELLING,
+    RELEVANT,
+    RELEVANT_BEFORE,
+    ROW_RELEVANT_TOTAL,
+    Context,
+    Definition,
+    NoRelevant,
+    Quantity,
+    Spelling,
+    Term,
+    term_name,
+)
+
+
+def _column(level: float) -> str:
+    return term_name(f"iprec_{level!r}", None)
+
+
+def terms_at(level: float, context: Context, cutoff: int | None) -> dict[str, Term]:
+    count = pl.col(RELEVANT_BEFORE).cast(pl.Float64) + 1.0
+    needed = pl.max_horizontal((pl.lit(level) * pl.col(ROW_RELEVANT_TOTAL)).round(0, mode="half_away_from_zero"), 1.0)
+    precision = count / pl.col(context.position).cast(pl.Float64)
+    # the greatest precision, as the least of its negation (a `least` term): null when no row qualifies
+    row = pl.when(pl.col(RELEVANT) & (count >= needed)).then(-precision)
+    return {_column(level): Term(row, None, least=True)}
+
+
+def value_at(level: float, context: Context, cutoff: int | None) -> pl.Expr:
+    relevant = context.relevant_total
+    interpolated = (-pl.col(_column(level))).fill_null(0.0)
+    return pl.when(relevant == 0).then(context.no_relevant_value).otherwise(interpolated)
+
+
+def _without_level(context: Context, cutoff: int | None) -> dict[str, Term]:
+    msg = "iprec is computed at a recall level: `MEASURE.at(level)`"
+    raise AssertionError(msg)
+
+
+def _value_without_level(context: Context, cutoff: int | None) -> pl.Expr:
+    msg = "iprec is computed at a recall level: `MEASURE.at(level)`"
+    raise AssertionError(msg)
+
+
+def at_level(level: float) -> Definition:
+    def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
+        return terms_at(level, context, cutoff)
+
+    def value(context: Context, cutoff: int | None) -> pl.Expr:
+        return value_at(level, context, cutoff)
+
+    return MEASURE.with_terms(terms, value)
+
+
+MEASURE = Definition(
+    name="iprec",
+    method=None,
+    aliases=("iprec_at_recall",),
+    trec_eval=Spelling(None, "iprec_at_recall_{k:.2f}"),
+    ir_measures=Spelling(None, "IPrec@{k}"),
+    ranx=NO_SPELLING,
+    family="threshold",
+    needs=frozenset({Quantity.RELEVANT_COUNT, Quantity.QUERY_TOTALS, Quantity.RELEVANT_BEFORE}),
+    terms=_without_level,
+    value=_value_without_level,
+    bounds=(0.0, 1.0),
+    no_relevant=NoRelevant(recall.no_relevant_condition, recall.no_relevant_reason),
+    parameter="recall_level",
+    at_level=at_level,
+    refuses_average="the greatest of ratios over a tie block's orders has no closed-form expectation",
+)
