@@ -421,16 +421,19 @@ def _aggregate(
     judged: bool,
     checks: list[DataCheck],
 ) -> pl.LazyFrame:
-    """Group the rows by keys: the per-row terms and the check counters in one pass.  With `ties="average"`,
-    the rows in no tie count there as they are, and the tied rows of the blocks that reach the largest cut-off
-    go to a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on and
-    added.  `terms_rows`, when given, are the rows that count, with their relevance joined late
-    (`_joins_relevance_late`): the terms come from them, the counters from every row."""
+    """Group the rows by keys: the per-row terms and the check counters in one pass.  `terms_rows`, when
+    given, are the rows that count (every measure cut off; with judgments, their relevance joined late): the
+    terms come from them, the counters from every row.  With `ties="average"`, the terms that tie blocks
+    change come from a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on
+    and added: over the rows that count when they are given (a row in no tie is a block of one, whose block
+    term is its row term), else over the tied rows only, the others counting in the per-row sums."""
     terms = _terms(spec, judged)
     averaged = _averages_blocks(spec, judged)
+    every_row_by_block = averaged and terms_rows is not None
     per_row = [
         _reduce(_alone(term.row) if averaged and term.block is not None else term.row, term.least).alias(name)
         for name, term in terms.items()
+        if not (every_row_by_block and term.block is not None)
     ]
     extra = [pl.len().alias(ROWS)]
     if _needs(spec, Quantity.RELEVANT_COUNT) and not judged:
@@ -451,11 +454,8 @@ def _aggregate(
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
     if not averaged:
         return per_query
-    # the tied rows of the blocks that reach the largest cut-off: `_rows_that_count` over the tied rows alone
-    # (a block reaching it has a row within it, so scores at least the least tied row within it)
-    tied = rows.filter(pl.col(TIED)) if terms_rows is None else terms_rows.filter(pl.col(TIED))
-    if terms_rows is None:
-        tied = _rows_that_count(tied, spec, names)
+    # the blocks: every row that counts, or the tied rows (of every block: no cut-off)
+    tied = terms_rows if terms_rows is not None else rows.filter(pl.col(TIED))
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
     blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(terms))
@@ -464,13 +464,16 @@ def _aggregate(
         _reduce(pl.col(_block(name)), least) for name, (_, least) in per_block.items()
     )
     joined = per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
-    added = [
-        (pl.min_horizontal(name, _block(name)) if least else pl.col(name) + pl.col(_block(name)).fill_null(0.0)).alias(
-            name
-        )
-        for name, (_, least) in per_block.items()
-    ]
+    added = [_added(name, least, every_row_by_block).alias(name) for name, (_, least) in per_block.items()]
     return joined.with_columns(added).drop(_block(name) for name in per_block)
+
+
+def _added(name: str, least: bool, blocks_only: bool) -> pl.Expr:
+    """A per-query term: its row part and its blocks' part, or the blocks' part alone."""
+    blocks = pl.col(_block(name))
+    if blocks_only:
+        return blocks if least else blocks.fill_null(0.0)
+    return pl.min_horizontal(name, blocks) if least else pl.col(name) + blocks.fill_null(0.0)
 
 
 def _averages_blocks(spec: Spec, judged: bool) -> bool:
@@ -879,12 +882,11 @@ def _flagged_per_query(
     # with tie averaging the relevant rows ranked above read the scores only: a window sharing the groups
     if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
         windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
-    # the rows in a tie block of two or more: flagged among the rows that count when every measure is cut off
-    # (a block reaching the largest k lies whole among them), else among all rows
-    averaged, cut_off = _averages_blocks(spec, judged), _cuts_every_measure(spec)
-    tied = pl.col(SCORE).is_duplicated().over(names.group).alias(TIED)
-    if averaged and not cut_off:
-        windows.append(tied)
+    # without a cut-off, the rows in a tie block of two or more (with one, every row that counts goes to the
+    # block group-by: `_aggregate`)
+    cut_off = _cuts_every_measure(spec)
+    if _averages_blocks(spec, judged) and not cut_off:
+        windows.append(pl.col(SCORE).is_duplicated().over(names.group).alias(TIED))
     rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
     terms_rows = None
     if qrels is not None and late:
@@ -899,8 +901,6 @@ def _flagged_per_query(
         )
     else:
         rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged)
-    if terms_rows is not None and averaged:
-        terms_rows = terms_rows.with_columns(tied)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
     if qrels is not None:
