@@ -70,6 +70,10 @@ def positive_zero(value: pl.Expr) -> pl.Expr:
     return pl.when(value == 0).then(0.0).otherwise(value)
 
 
+def entered_count(index: int) -> str:
+    return f"__lodestar_entered_{index}"
+
+
 def weighted_sum(index: int) -> str:
     return f"__lodestar_weighted_sum_{index}"
 
@@ -82,7 +86,8 @@ def sum_aggregations(
     metrics: Sequence[str], weight: pl.Expr, scored: pl.Expr, summaries: Sequence[Summary] | None = None
 ) -> list[pl.Expr]:
     """Per group: sum(w * m) (m as `summand` takes it) and sum(w) over the scored queries whose metric is not
-    null, for each metric; and the number of queries that entered the first metric's mean.  `summaries`: one
+    null, and how many they are, for each metric; and the number of queries that entered the first metric's
+    mean.  `summaries`: one
     per metric (None: `summary_of` each metric's name)."""
     kinds = list(summaries) if summaries is not None else [summary_of(metric) for metric in metrics]
     aggregations: list[pl.Expr] = []
@@ -91,6 +96,7 @@ def sum_aggregations(
         added = weight * summand(pl.col(metric), summary)
         aggregations.append(added.filter(entered).sum().alias(weighted_sum(index)))
         aggregations.append(weight.filter(entered).sum().cast(pl.Float64).alias(weight_sum(index)))
+        aggregations.append(entered.sum().cast(pl.UInt32).alias(entered_count(index)))
     first_entered = scored & pl.col(metrics[0]).is_not_null()
     aggregations.append(first_entered.sum().cast(pl.UInt32).alias(QUERIES))
     return aggregations
@@ -130,10 +136,15 @@ def finish_means(
         *(pl.col(weight_sum(i)).is_finite() for i in range(len(metrics))),
     )
     zero_weight = pl.any_horizontal(*(pl.col(weight_sum(i)) == 0 for i in range(len(metrics))))
+    # no query to average: none entered the first metric's mean, or (where the sums count them) another's
+    nothing_entered = pl.col(QUERIES) == 0
+    entered = [entered_count(i) for i in range(len(metrics)) if entered_count(i) in sums.collect_schema()]
+    if entered:
+        nothing_entered = nothing_entered | pl.any_horizontal(*(pl.col(name) == 0 for name in entered))
     frame = sums.with_columns(means).with_columns(
-        (pl.col(QUERIES) == 0).cast(pl.UInt32).alias(_NO_QUERIES),
-        ((pl.col(QUERIES) > 0) & zero_weight).cast(pl.UInt32).alias(_ZERO_WEIGHT),
-        ((pl.col(QUERIES) > 0) & ~zero_weight & ~finite).cast(pl.UInt32).alias(_NOT_FINITE),
+        nothing_entered.cast(pl.UInt32).alias(_NO_QUERIES),
+        (~nothing_entered & zero_weight).cast(pl.UInt32).alias(_ZERO_WEIGHT),
+        (~nothing_entered & ~zero_weight & ~finite).cast(pl.UInt32).alias(_NOT_FINITE),
     )
     if group_keys:
         frame = frame.sort(group_keys, nulls_last=True)

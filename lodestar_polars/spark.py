@@ -237,6 +237,7 @@ def _mean(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> pl
         added = F.log(F.greatest(metric, F.lit(GEOMETRIC_FLOOR))) if summary == "geometric" else metric
         sums.append(F.sum(F.when(entered, weight * added)).alias(mean_of_sums.weighted_sum(index)))
         sums.append(F.sum(F.when(entered, weight)).cast("double").alias(mean_of_sums.weight_sum(index)))
+        sums.append(F.count(F.when(entered, F.lit(1))).alias(mean_of_sums.entered_count(index)))
     first = _column(spec.measures[0].column)
     sums.append(F.count(F.when(scored & first.isNotNull(), F.lit(1))).alias(mean_of_sums.QUERIES))
     sums.append(F.count(F.when(_column(unjudged_name), F.lit(1))).alias(mean_of_sums.UNJUDGED))
@@ -245,6 +246,7 @@ def _mean(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> pl
     table = grouped.agg(*sums).toArrow()
     totals = pl.DataFrame(pl.from_arrow(table))
     fill = [pl.col(c).fill_null(0.0) for c in totals.columns if c.startswith("__lodestar_weight")]
+    fill += [pl.col(mean_of_sums.entered_count(i)).cast(pl.UInt32) for i in range(len(spec.measures))]
     totals = totals.with_columns(
         *fill, pl.col(mean_of_sums.QUERIES).cast(pl.UInt32), pl.col(mean_of_sums.UNJUDGED).cast(pl.UInt32)
     )

@@ -199,3 +199,20 @@ def test_an_expression_with_a_huge_cutoff_scores_the_whole_group(huge: int) -> N
     whole = frame.group_by("query").agg(exprs.ndcg(), exprs.dcg(), exprs.reciprocal_rank())
     assert cut.drop("query").row(0) == whole.drop("query").row(0)
     assert cut[f"reciprocal_rank@{huge}"].to_list() == pytest.approx([5 / 12], rel=1e-15)
+
+
+def test_a_mean_with_no_query_for_one_of_its_measures_names_the_group(engine: Engine) -> None:
+    """One query, judged 0 with gain(0) = 2: NDCG is 1 (DCG = ideal = 2) but R = 0, so recall is null with
+    no_relevant=None.  The mean of recall has no query: "no query to average" (naming the group with by=), not
+    "Weights sum to zero" (which held only for the first measure's count of queries)."""
+    run = pl.DataFrame({"device": ["phone"], "query": [0], "doc": ["a"], "score": [-0.5], "w": [0.5]})
+    qrels = pl.DataFrame({"query": [0], "doc": ["a"], "relevance": [0]})
+    options: dict[str, Any] = {"doc": "doc", "qrels": qrels, "gain": {0: 2.0, 1: 1.0}, "no_relevant": None}
+    per_query = engine(run, "evaluate", ["ndcg", "r"], weight="w", **options)
+    assert per_query.select("ndcg", "r").row(0) == (1.0, None)
+    with pytest.raises(ValueError, match=r"no query to average in group device='phone'"):
+        engine(run, "evaluate_mean", ["ndcg", "r"], by="device", weight="w", **options)
+    with pytest.raises(ValueError, match=r"no query to average"):
+        engine(run, "evaluate_mean", ["ndcg", "r"], weight="w", **options)
+    with pytest.raises(ValueError, match=r"no query to average"):
+        lodestar_polars.mean(per_query, weight="w", metrics=["ndcg", "r"])
