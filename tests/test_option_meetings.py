@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+import lodestar_polars  # registers .rank_metrics
 from tests.conftest import Engine
 
 LOG2_3 = math.log2(3)
