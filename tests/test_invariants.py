@@ -507,7 +507,12 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
     for kind in MEASURES:
         assert kind.method == kind.definition.method, f"{kind.name}: the table and the registry disagree on its method"
         assert kind.parameter in ("cutoff", "recall_level", "none"), f"{kind.name}: parameter {kind.parameter!r}"
-        assert kind.summary in ("mean", "geometric", "sum"), f"{kind.name}: summary {kind.summary!r}"
+        # trec_eval's summaries: its counts (num_*) are summed, its gm_* means geometric, the rest averaged
+        trec_name = kind.definition.trec_eval.whole or ""
+        expected_summary = (
+            "sum" if trec_name.startswith("num_") else "geometric" if trec_name.startswith("gm_") else "mean"
+        )
+        assert kind.summary == expected_summary, f"{kind.name}: summary {kind.summary!r}, trec_eval's {trec_name!r}"
         assert kind.lower == 0.0, f"{kind.name}: the properties draw non-negative gains only"
         assert not kind.divides_by_cutoff or kind.parameter == "cutoff"
         assert not kind.ignores_order or kind.summary == "sum", f"{kind.name}: only counts ignore the order"
@@ -585,6 +590,9 @@ HUGE_CUTOFF = issue_case(TIED_PAIR, [m.name for m in with_and_without(2**64)])
 # 1g: rr and success of -0.0 (here: two queries without a relevant document, ties="average")
 NOTHING_RELEVANT = {"query": ["q", "r"], "doc": ["a", "a"], "relevance": [0, 0], "score": [0.0, 0.0]}
 NEGATIVE_ZERO = issue_case(NOTHING_RELEVANT, ["rr", "success@1"])
+# a query of AP 0 enters gm_map's geometric mean as trec_eval's floor 1e-5: exp((log 1 + log 1e-5) / 2)
+ONE_RELEVANT = {"query": ["q", "r"], "doc": ["a", "a"], "relevance": [1, 0], "score": [0.0, 0.0]}
+AP_OF_ZERO = issue_case(ONE_RELEVANT, ["gm_map", "num_ret", "num_rel_ret", "ap"])
 
 
 # --- bounds --------------------------------------------------------------------------------------------------
@@ -738,6 +746,10 @@ def test_partitions_sink_equals_the_single_plan(case: Case, partitions: int) -> 
 MIN_GEO_MEAN = 1e-5
 
 
+# a measure of each summary first, drawn in every case: gm_map (geometric), num_rel_ret (sum)
+EVERY_SUMMARY = (Measure(KIND["gm_map"], None), Measure(KIND["num_rel_ret"], None))
+
+
 def expected_summary(summary: str, weighted_values: list[tuple[float, float]]) -> float:
     """The summary over (weight, value) pairs: "mean" sum(w v) / sum(w), "sum" sum(w v) (trec_eval's `all`
     line of a count), "geometric" exp(sum(w log(max(v, MIN_GEO_MEAN))) / sum(w)) (trec_eval's gm_map)."""
@@ -751,7 +763,14 @@ def expected_summary(summary: str, weighted_values: list[tuple[float, float]]) -
 
 
 @examples(40)
-@given(case=cases(scorable=True), engine=engines)
+@given(
+    case=cases(
+        scorable=True,
+        measures=measure_lists().map(lambda ms: [*EVERY_SUMMARY, *(m for m in ms if m not in EVERY_SUMMARY)]),
+    ),
+    engine=engines,
+)
+@example(case=AP_OF_ZERO, engine=Engine("eager"))
 def test_evaluate_mean_and_mean_summarise_each_measure_as_it_declares(case: Case, engine: Engine) -> None:
     """Per `by` group, over the queries whose value is not null, w the weight (1 without one): the weighted
     mean for most measures, the weighted sum for the counts, the weighted geometric mean with trec_eval's
