@@ -6,12 +6,19 @@ two options meeting (judgments x a gain mapping, judgments x a negative threshol
 a gain).  These properties draw every option together on small frames with heavy ties and check what no
 combination may break:
 
-- ndcg, p, r, ap, rr and success lie in [0, 1] and dcg is >= 0 (every gain drawn is non-negative);
+- every measure lies within the bounds its registry entry declares: [0, 1], but dcg and the counts >= 0
+  (every gain drawn is non-negative);
+- the counts count: num_ret is the list's rows, num_rel_ret <= num_ret and <= num_rel, and over the whole
+  list P = num_rel_ret / num_ret and R = num_rel_ret / num_rel;
 - for each measure, ties="pessimistic" <= every tie mode <= ties="optimistic", query by query: a bound is
-  taken per measure, in that measure's own best or worst order;
+  taken per measure, in that measure's own best or worst order; ties="average" only for the measures that
+  take it (bpref and iprec refuse it, with a ValueError naming them); a count is the same under every mode;
 - a cut-off past the list scores the whole list, however large (2**64, 2**70);
-- every `evaluate` column equals its single method; `by=` equals one call per group; `partitions.sink`
-  equals the single plan; `lodestar_polars.exprs` equals the namespace; Spark equals Polars;
+- every `evaluate` column equals its single method (a measure without method: `evaluate` of it alone);
+  `by=` equals one call per group; `partitions.sink` equals the single plan; `lodestar_polars.exprs` equals
+  the namespace; Spark equals Polars;
+- `evaluate_mean` and `lodestar_polars.mean` give each measure the summary trec_eval gives it: the weighted
+  mean, the weighted sum of a count, the weighted geometric mean with trec_eval's floor 1e-5 for gm_map;
 - the `qrels=` path equals the in-frame path when every retrieved document is judged (the relevance joined
   by hand);
 - no output holds -0.0, NaN or inf; a null only where `no_relevant=None` asks for one; the key columns keep
@@ -21,9 +28,12 @@ With judgments, the expected semantics are trec_eval's: an unjudged document has
 relevant, whatever the threshold; a judged document at level 0 (or below: negative levels count as 0) has
 gain(0), in the DCG and in the ideal DCG alike.
 
-Every measure is a row of `MEASURES`: a measure added to the package is covered by adding its row (a test
-checks that the table lists exactly the package's measures and that each row's flags match the method's
-signature).
+Every measure is a row of `MEASURES`, which holds what the registry (`lodestar_polars.measures.REGISTRY`)
+does not say (its method, its exprs function, how a cut-off past the list treats it, whether it is a count)
+and reads the rest from the registry (bounds, family, no_relevant, its parameter: a cut-off, a recall level
+or none, its refusal of ties="average", its summary).  A measure added to the package is covered by adding
+its row: a test checks that the table lists exactly the registry's measures and that each row agrees with
+the package.
 """
 
 from __future__ import annotations
