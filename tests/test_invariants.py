@@ -603,6 +603,13 @@ NEGATIVE_ZERO = issue_case(NOTHING_RELEVANT, ["rr", "success@1"])
 # a query of AP 0 enters gm_map's geometric mean as trec_eval's floor 1e-5: exp((log 1 + log 1e-5) / 2)
 ONE_RELEVANT = {"query": ["q", "r"], "doc": ["a", "a"], "relevance": [1, 0], "score": [0.0, 0.0]}
 AP_OF_ZERO = issue_case(ONE_RELEVANT, ["gm_map", "num_ret", "num_rel_ret", "ap"])
+# a document judged -1 (unjudged, trec_eval) is not relevant under a threshold below -1: num_rel 1, not 2
+JUDGED_UNJUDGED_BELOW_THRESHOLD = issue_case(
+    {"query": ["q", "q"], "doc": ["a", "b"], "score": [2.0, 1.0]},
+    ["num_ret", "num_rel", "num_rel_ret", "p", "r"],
+    {"query": ["q", "q", "q"], "doc": ["a", "b", "z"], "relevance": [-1, 1, 2]},
+    threshold=-3.0,
+)
 
 
 # --- bounds --------------------------------------------------------------------------------------------------
@@ -627,24 +634,37 @@ def test_every_measure_lies_within_its_bounds(case: Case, engine: Engine) -> Non
 COUNTS = tuple(Measure(KIND[name], None) for name in ("num_ret", "num_rel", "num_rel_ret", "p", "r"))
 
 
+def relevant_counts(case: Case, row: dict[str, Any]) -> tuple[int, int]:
+    """num_rel and num_rel_ret of an output row, by hand.  Without judgments: the list's rows with a relevance
+    above the threshold, all retrieved.  With them (trec_eval): the query's judged documents at a level >= 0
+    (-1 marks a document unjudged) above the threshold, retrieved or not, and those the list retrieved."""
+    in_list = pl.all_horizontal([pl.col(k) == row[k] for k in case.keys])
+    if case.qrels is None:
+        relevant_rows = case.run.filter(in_list & (pl.col("relevance") > case.threshold)).height
+        return relevant_rows, relevant_rows
+    of_query = pl.all_horizontal([pl.col(k) == row[k] for k in case.query])
+    judged_relevant = (pl.col("relevance") >= 0) & (pl.col("relevance") > case.threshold)
+    relevant = case.qrels.filter(of_query & judged_relevant)["doc"]
+    return relevant.len(), int(case.run.filter(in_list)["doc"].is_in(relevant.implode()).sum())
+
+
 @examples(60)
 @given(
     case=cases(measures=measure_lists().map(lambda ms: [*COUNTS, *(m for m in ms if m not in COUNTS)])),
     engine=engines,
 )
+@example(case=JUDGED_UNJUDGED_BELOW_THRESHOLD, engine=Engine("eager"))
 def test_the_counts_count_rows_and_agree_with_precision_and_recall(case: Case, engine: Engine) -> None:
-    """num_ret is the list's rows (0 for a judged query missing from the run); each count is a whole number;
-    num_rel_ret <= num_ret and num_rel_ret <= num_rel, with equality in the second without judgments (every
-    relevant row is retrieved); over the whole list P = num_rel_ret / num_ret (0 for an empty list) and R =
-    num_rel_ret / num_rel (no_relevant when num_rel = 0)."""
+    """num_ret is the list's rows (0 for a judged query missing from the run); num_rel and num_rel_ret are
+    counted by hand (`relevant_counts`), so num_rel_ret <= num_ret and num_rel_ret <= num_rel; over the whole
+    list P = num_rel_ret / num_ret (0 for an empty list) and R = num_rel_ret / num_rel (no_relevant when
+    num_rel = 0)."""
     result = evaluate(case, engine)
     for row in result.iter_rows(named=True):
         retrieved, relevant, hits = row["num_ret"], row["num_rel"], row["num_rel_ret"]
         where = f"num_ret {retrieved}, num_rel {relevant}, num_rel_ret {hits}, p {row['p']}, r {row['r']} for {row}"
         assert retrieved == case.rows_per_list.get(tuple(row[k] for k in case.keys), 0), where
-        assert all(count == int(count) for count in (retrieved, relevant, hits)), where
-        assert hits <= retrieved, where
-        assert hits == relevant if case.qrels is None else hits <= relevant, where
+        assert (relevant, hits) == relevant_counts(case, row), f"(num_rel, num_rel_ret) by hand: {where}"
         assert row["p"] == pytest.approx(hits / retrieved if retrieved else 0.0, rel=TOLERANCE, abs=TOLERANCE), where
         if relevant or case.no_relevant is not None:
             expected_recall = hits / relevant if relevant else case.no_relevant
