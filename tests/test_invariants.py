@@ -601,6 +601,10 @@ NEGATIVE_ZERO = issue_case(NOTHING_RELEVANT, ["rr", "success@1"])
 # a query of AP 0 enters gm_map's geometric mean as trec_eval's floor 1e-5: exp((log 1 + log 1e-5) / 2)
 ONE_RELEVANT = {"query": ["q", "r"], "doc": ["a", "a"], "relevance": [1, 0], "score": [0.0, 0.0]}
 AP_OF_ZERO = issue_case(ONE_RELEVANT, ["gm_map", "num_ret", "num_rel_ret", "ap"])
+# exprs.reciprocal_rank(k=1) of a list whose relevant row is past the cut-off was -0.0 (ties="average")
+RELEVANT_PAST_THE_CUTOFF = issue_case(
+    {"query": ["q", "q"], "doc": ["a", "b"], "score": [1.0, 0.0], "relevance": [0, 1]}, ["rr@1"]
+)
 # a document judged -1 (unjudged, trec_eval) is not relevant under a threshold below -1: num_rel 1, not 2
 JUDGED_UNJUDGED_BELOW_THRESHOLD = issue_case(
     {"query": ["q", "q"], "doc": ["a", "b"], "score": [2.0, 1.0]},
@@ -854,6 +858,7 @@ def aggregate(frame: pl.DataFrame, engine: Engine, keys: list[str], aggregations
     case=cases(judged=False, by=False, measures=measure_lists([k for k in MEASURES if k.expression], max_size=4)),
     engine=engines,
 )
+@example(case=RELEVANT_PAST_THE_CUTOFF, engine=Engine("eager"))
 def test_exprs_equal_the_namespace(case: Case, engine: Engine) -> None:
     aggregations = []
     for m in case.measures:
