@@ -650,7 +650,7 @@ def relevant_counts(case: Case, row: dict[str, Any]) -> tuple[int, int]:
     return relevant.len(), int(case.run.filter(in_list)["doc"].is_in(relevant.implode()).sum())
 
 
-@examples(60)
+@examples(100)
 @given(
     case=cases(measures=measure_lists().map(lambda ms: [*COUNTS, *(m for m in ms if m not in COUNTS)])),
     engine=engines,
@@ -794,7 +794,7 @@ def expected_summary(summary: str, weighted_values: list[tuple[float, float]]) -
     return math.fsum(w * v for w, v in weighted_values) / weight_sum
 
 
-@examples(40)
+@examples(60)
 @given(
     case=cases(
         scorable=True,
@@ -853,7 +853,7 @@ def aggregate(frame: pl.DataFrame, engine: Engine, keys: list[str], aggregations
     return lazy.collect(engine="in-memory" if engine.name == "lazy-in-memory" else "streaming")
 
 
-@examples(40)
+@examples(80)
 @given(
     case=cases(judged=False, by=False, measures=measure_lists([k for k in MEASURES if k.expression], max_size=4)),
     engine=engines,
