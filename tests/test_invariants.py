@@ -6,12 +6,19 @@ two options meeting (judgments x a gain mapping, judgments x a negative threshol
 a gain).  These properties draw every option together on small frames with heavy ties and check what no
 combination may break:
 
-- ndcg, p, r, ap, rr and success lie in [0, 1] and dcg is >= 0 (every gain drawn is non-negative);
+- every measure lies within the bounds its registry entry declares: [0, 1], but dcg and the counts >= 0
+  (every gain drawn is non-negative);
+- the counts count: num_ret is the list's rows, num_rel and num_rel_ret are the relevant documents counted
+  by hand, and over the whole list P = num_rel_ret / num_ret and R = num_rel_ret / num_rel;
 - for each measure, ties="pessimistic" <= every tie mode <= ties="optimistic", query by query: a bound is
-  taken per measure, in that measure's own best or worst order;
+  taken per measure, in that measure's own best or worst order; ties="average" only for the measures that
+  take it (bpref and iprec refuse it, with a ValueError naming them); a count is the same under every mode;
 - a cut-off past the list scores the whole list, however large (2**64, 2**70);
-- every `evaluate` column equals its single method; `by=` equals one call per group; `partitions.sink`
-  equals the single plan; `lodestar_polars.exprs` equals the namespace; Spark equals Polars;
+- every `evaluate` column equals its single method (a measure without method: `evaluate` of it alone);
+  `by=` equals one call per group; `partitions.sink` equals the single plan; `lodestar_polars.exprs` equals
+  the namespace; Spark equals Polars;
+- `evaluate_mean` and `lodestar_polars.mean` give each measure the summary trec_eval gives it: the weighted
+  mean, the weighted sum of a count, the weighted geometric mean with trec_eval's floor 1e-5 for gm_map;
 - the `qrels=` path equals the in-frame path when every retrieved document is judged (the relevance joined
   by hand);
 - no output holds -0.0, NaN or inf; a null only where `no_relevant=None` asks for one; the key columns keep
@@ -21,9 +28,12 @@ With judgments, the expected semantics are trec_eval's: an unjudged document has
 relevant, whatever the threshold; a judged document at level 0 (or below: negative levels count as 0) has
 gain(0), in the DCG and in the ideal DCG alike.
 
-Every measure is a row of `MEASURES`: a measure added to the package is covered by adding its row (a test
-checks that the table lists exactly the package's measures and that each row's flags match the method's
-signature).
+Every measure is a row of `MEASURES`, which holds what the registry (`lodestar_polars.measures.REGISTRY`)
+does not say (its method, its exprs function, how a cut-off past the list treats it, whether it is a count)
+and reads the rest from the registry (bounds, family, no_relevant, its parameter: a cut-off, a recall level
+or none, its refusal of ties="average", its summary).  A measure added to the package is covered by adding
+its row: a test checks that the table lists exactly the registry's measures and that each row agrees with
+the package.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import re
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -46,6 +57,7 @@ from polars.testing import assert_frame_equal
 
 import lodestar_polars
 from lodestar_polars import RankMetricsFrame, _spec, exprs
+from lodestar_polars.measures import REGISTRY, Definition
 from lodestar_polars.partitions import sink
 from tests.conftest import ENGINES, Engine
 from tests.spark_support import spark_session, spark_unavailable
@@ -58,35 +70,83 @@ TOLERANCE = 1e-12
 
 @dataclass(frozen=True)
 class MeasureKind:
-    """One measure of the package, as the properties need to know it.
+    """One measure of the package, as the properties need to know it: what its registry entry declares
+    (`definition`: bounds, family, no_relevant, parameter, refusal of ties="average", summary) and what it does
+    not (held here, so that a measure added to the registry without its row here fails the table's test).
 
-    name: its `evaluate` name; method: its `.rank_metrics` method; column: that method's output column
-    (`{column}@{k}` with a cut-off); upper: its upper bound (None: unbounded, dcg); uses_gain /
-    uses_threshold / takes_no_relevant: which of those options the method takes; expression: its
+    name: its `evaluate` name; method: its `.rank_metrics` method (None: `evaluate` only); expression: its
     `lodestar_polars.exprs` function (None where there is none); divides_by_cutoff: past the list, the value
-    at k is not the whole list's value but that value * (list length) / k (precision divides by k)."""
+    at k is not the whole list's value but that value * (list length) / k (precision divides by k);
+    ignores_order: a count of rows, the same under every tie mode."""
 
     name: str
-    method: str
-    column: str
-    upper: float | None
-    uses_gain: bool
-    uses_threshold: bool
-    takes_no_relevant: bool
+    method: str | None
     expression: str | None
     divides_by_cutoff: bool = False
+    ignores_order: bool = False
+
+    @property
+    def definition(self) -> Definition:
+        return REGISTRY[self.name]
+
+    @property
+    def column(self) -> str:
+        """The single method's output column (`{column}@{k}` with a cut-off); `evaluate`'s for a measure
+        without method."""
+        return self.method or self.name
+
+    @property
+    def lower(self) -> float:
+        return self.definition.bounds[0]
+
+    @property
+    def upper(self) -> float:
+        return self.definition.bounds[1]
+
+    @property
+    def uses_gain(self) -> bool:
+        return self.definition.family == "gain"
+
+    @property
+    def uses_threshold(self) -> bool:
+        return self.definition.family == "threshold"
+
+    @property
+    def takes_no_relevant(self) -> bool:
+        return self.definition.no_relevant is not None
+
+    @property
+    def parameter(self) -> str:
+        """What `name@x` gives it: "cutoff", "recall_level" or "none"."""
+        return self.definition.parameter
+
+    @property
+    def refuses_average(self) -> bool:
+        return self.definition.refuses_average is not None
+
+    @property
+    def summary(self) -> str:
+        return self.definition.summary
 
 
 MEASURES: tuple[MeasureKind, ...] = (
-    MeasureKind("ndcg", "ndcg", "ndcg", 1.0, True, False, True, "ndcg"),
-    MeasureKind("dcg", "dcg", "dcg", None, True, False, False, "dcg"),
-    MeasureKind("rr", "reciprocal_rank", "reciprocal_rank", 1.0, False, True, False, "reciprocal_rank"),
-    MeasureKind("p", "precision", "precision", 1.0, False, True, False, None, divides_by_cutoff=True),
-    MeasureKind("r", "recall", "recall", 1.0, False, True, True, None),
-    MeasureKind("ap", "average_precision", "average_precision", 1.0, False, True, True, None),
-    MeasureKind("success", "success", "success", 1.0, False, True, False, None),
+    MeasureKind("ndcg", "ndcg", "ndcg"),
+    MeasureKind("dcg", "dcg", "dcg"),
+    MeasureKind("rr", "reciprocal_rank", "reciprocal_rank"),
+    MeasureKind("p", "precision", None, divides_by_cutoff=True),
+    MeasureKind("r", "recall", None),
+    MeasureKind("ap", "average_precision", None),
+    MeasureKind("success", "success", None),
+    MeasureKind("num_ret", None, None, ignores_order=True),
+    MeasureKind("num_rel", None, None, ignores_order=True),
+    MeasureKind("num_rel_ret", None, None, ignores_order=True),
+    MeasureKind("gm_map", None, None),
+    MeasureKind("rprec", None, None),
+    MeasureKind("bpref", None, None),
+    MeasureKind("iprec", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
+CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
 
 TIES = ("average", "reverse", "input", "doc", "optimistic", "pessimistic")
 # Hypothesis draws the first values of a `sampled_from` most often: the options two bugs met on come first
@@ -108,6 +168,8 @@ MAX_DOCS = 12
 # past every list (MAX_DOCS documents at most per (by, query)); the huge ones first, drawn most often
 PAST_THE_LIST = (2**64, 2**70, 2**63, 2**64 - 1, 2**63 - 1, MAX_DOCS + 1, MAX_DOCS)
 CUTOFFS: tuple[int | None, ...] = (None, 1, 2, 3, 5, *PAST_THE_LIST)
+# recall levels: the ends, trec_eval's 0.1 and levels whose x R falls on .5 (rounded half away from zero)
+RECALL_LEVELS = (0.5, 0.0, 1.0, 0.1, 0.25, 0.3)
 # doc ids whose text order differs from their numeric order (ties="doc" compares them as text)
 DOCS = tuple(f"d{i}" for i in range(MAX_DOCS + 3))
 # 1-12 documents per list, the short lists with ties drawn most often
@@ -134,18 +196,28 @@ def query_key(kind: str, index: int) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Measure:
+    """A measure of a call: its kind and its parameter, a cut-off (int or None), a recall level (float) or
+    None (a measure without parameter)."""
+
     kind: MeasureKind
-    cutoff: int | None
+    parameter: int | float | None
+
+    @property
+    def cutoff(self) -> int | None:
+        if self.kind.parameter != "cutoff":
+            return None
+        assert self.parameter is None or isinstance(self.parameter, int)
+        return self.parameter
 
     @property
     def name(self) -> str:
-        """The `evaluate` name, which is also its output column there."""
-        return self.kind.name if self.cutoff is None else f"{self.kind.name}@{self.cutoff}"
+        """The `evaluate` name, which is also its output column there (a recall level as Python writes it)."""
+        return self.kind.name if self.parameter is None else f"{self.kind.name}@{self.parameter!r}"
 
     @property
     def single_column(self) -> str:
         """The column of the single method's output."""
-        return self.kind.column if self.cutoff is None else f"{self.kind.column}@{self.cutoff}"
+        return self.kind.column if self.parameter is None else f"{self.kind.column}@{self.parameter!r}"
 
 
 @dataclass(frozen=True)
@@ -192,7 +264,8 @@ class Case:
         return [*([self.by] if self.by else []), *self.query]
 
     def options(self, kind: MeasureKind | None) -> dict[str, Any]:
-        """The options of `evaluate` (kind None) or of `kind`'s single method: those it takes."""
+        """The options of `evaluate` (kind None, or a kind without method) or of `kind`'s single method: those
+        it takes."""
         options: dict[str, Any] = {
             "query": self.query[0] if len(self.query) == 1 else list(self.query),
             "doc": "doc",
@@ -203,6 +276,8 @@ class Case:
         }
         if self.qrels is not None:
             options["qrels"] = self.qrels
+        if kind is not None and kind.method is None:
+            kind = None
         if kind is None or kind.uses_gain:
             options["gain"] = self.gain
         if kind is None or kind.uses_threshold:
@@ -211,11 +286,15 @@ class Case:
             options["no_relevant"] = self.no_relevant
         return options
 
-    def by_kind(self) -> dict[MeasureKind, list[int | None]]:
-        cutoffs: dict[MeasureKind, list[int | None]] = defaultdict(list)
+    def by_kind(self) -> dict[MeasureKind, list[Measure]]:
+        measures: dict[MeasureKind, list[Measure]] = defaultdict(list)
         for m in self.measures:
-            cutoffs[m.kind].append(m.cutoff)
-        return cutoffs
+            measures[m.kind].append(m)
+        return measures
+
+    def accepting_average(self) -> Case:
+        """The case under ties="average" without the measures that refuse it (it may hold none)."""
+        return replace(self, ties="average", measures=tuple(m for m in self.measures if not m.kind.refuses_average))
 
 
 def frame_code(frame: pl.DataFrame) -> str:
@@ -223,9 +302,18 @@ def frame_code(frame: pl.DataFrame) -> str:
     return f"pl.DataFrame({frame.to_dict(as_series=False)}, schema={{{schema}}})"
 
 
+def parameters(kind: MeasureKind) -> st.SearchStrategy[int | float | None]:
+    """A cut-off or none, a recall level, or nothing, as the measure takes."""
+    if kind.parameter == "cutoff":
+        return st.sampled_from(CUTOFFS)
+    if kind.parameter == "recall_level":
+        return st.sampled_from(RECALL_LEVELS)
+    return st.none()
+
+
 def measure_lists(kinds: Sequence[MeasureKind] = MEASURES, max_size: int = 7) -> st.SearchStrategy[list[Measure]]:
-    """Two measures or more (the options meet between measures of one call), each with a cut-off or not."""
-    measure = st.builds(Measure, st.sampled_from(list(kinds)), st.sampled_from(CUTOFFS))
+    """Two measures or more (the options meet between measures of one call), each with its parameter."""
+    measure = st.sampled_from(list(kinds)).flatmap(lambda kind: parameters(kind).map(lambda p: Measure(kind, p)))
     return st.lists(measure, min_size=min(2, len(kinds)), max_size=max_size, unique_by=lambda m: m.name)
 
 
@@ -283,14 +371,23 @@ def cases(
     if judged:
         run = run.drop("relevance")
         qrels = judgments(draw, query_kind, n_queries, retrieved, every_retrieved_judged, scorable)
+    chosen = tuple(draw(measures if measures is not None else measure_lists()))
+    ties = draw(st.sampled_from(TIES_TO_DRAW))
+    if ties == "average" and any(m.kind.refuses_average for m in chosen):
+        # the refusal has its own property; the other measures of the call still meet ties="average"
+        accepting = tuple(m for m in chosen if not m.kind.refuses_average)
+        if accepting:
+            chosen = accepting
+        else:
+            ties = draw(st.sampled_from([t for t in TIES_TO_DRAW if t != "average"]))
     return Case(
         run=run,
         qrels=qrels,
         query=QUERY_KEYS[query_kind],
         by="system" if grouped else None,
         weight="weight" if weighted else None,
-        measures=tuple(draw(measures if measures is not None else measure_lists())),
-        ties=draw(st.sampled_from(TIES_TO_DRAW)),
+        measures=chosen,
+        ties=ties,
         gain=draw(st.sampled_from(GAINS)),
         threshold=draw(st.sampled_from(THRESHOLDS)),
         no_relevant=draw(st.sampled_from([0.0, 1.0, None])),
@@ -367,22 +464,34 @@ def evaluate(case: Case, engine: Engine, *, clean: bool = False) -> pl.DataFrame
     return result
 
 
+def alone(
+    case: Case, kind: MeasureKind, measures: list[Measure], engine: Engine, *, mean: bool = False
+) -> pl.DataFrame:
+    """The measures of one kind from its own method (every cut-off in one call), or for a measure without
+    method from an `evaluate` of that measure alone (every parameter in one call); `mean`: their `*_mean`."""
+    suffix = "_mean" if mean else ""
+    if kind.method is None:
+        return engine(case.run, f"evaluate{suffix}", [m.name for m in measures], **case.options(kind))
+    cutoffs = [m.cutoff for m in measures]
+    k = cutoffs[0] if len(cutoffs) == 1 else cutoffs
+    return engine(case.run, f"{kind.method}{suffix}", k=k, **case.options(kind))
+
+
 def single_methods(case: Case, engine: Engine, *, clean: bool = False) -> pl.DataFrame:
-    """Each measure from its own method (the cut-offs of one kind in one call), under `evaluate`'s names;
-    `clean`: check each output with `assert_clean`."""
+    """Each measure from its own method, or alone in `evaluate` (`alone`), under `evaluate`'s names; `clean`:
+    check each output with `assert_clean`."""
     result: pl.DataFrame | None = None
-    for kind, cutoffs in case.by_kind().items():
-        k = cutoffs[0] if len(cutoffs) == 1 else cutoffs
-        single = engine(case.run, kind.method, k=k, **case.options(kind))
-        columns = {Measure(kind, c).single_column: kind for c in cutoffs}
+    for kind, measures in case.by_kind().items():
+        single = alone(case, kind, measures, engine)
         if clean:
-            assert_clean(single, columns, case, f"{kind.method} ({engine.name})")
-        single = single.rename({Measure(kind, c).single_column: Measure(kind, c).name for c in cutoffs})
+            columns = {m.single_column: kind for m in measures}
+            assert_clean(single, columns, case, f"{kind.method or 'evaluate of ' + kind.name} ({engine.name})")
+        single = single.rename({m.single_column: m.name for m in measures})
         if result is None:
             result = single
         else:
             assert_frame_equal(single.select(case.keys), result.select(case.keys))
-            result = result.with_columns(single.select(Measure(kind, c).name for c in cutoffs))
+            result = result.with_columns(single.select(m.name for m in measures))
     assert result is not None
     return result.select(*case.keys, *case.names, *([case.weight] if case.weight else []))
 
@@ -400,10 +509,30 @@ engines = st.sampled_from(ENGINES).map(Engine)
 
 
 def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None:
-    assert [kind.name for kind in MEASURES] == list(_spec.CANONICAL_MEASURES)
+    """One row per registered measure, in the registry's order; what the registry does not hold agrees with
+    the package (the methods and their options, the exprs functions); every parameter kind and summary the
+    registry declares is one the properties know how to draw and check."""
+    assert [kind.name for kind in MEASURES] == list(REGISTRY) == list(_spec.CANONICAL_MEASURES)
     evaluate_options = set(inspect.signature(RankMetricsFrame.evaluate).parameters)
     for kind in MEASURES:
+        assert kind.method == kind.definition.method, f"{kind.name}: the table and the registry disagree on its method"
+        assert kind.parameter in ("cutoff", "recall_level", "none"), f"{kind.name}: parameter {kind.parameter!r}"
+        # trec_eval's summaries: its counts (num_*) are summed, its gm_* means geometric, the rest averaged
+        trec_name = kind.definition.trec_eval.whole or ""
+        trec_summary = "sum" if trec_name.startswith("num_") else "geometric" if trec_name.startswith("gm_") else "mean"
+        assert kind.summary == trec_summary, f"{kind.name}: summary {kind.summary!r}, trec_eval's {trec_name!r}"
+        assert kind.lower == 0.0, f"{kind.name}: the properties draw non-negative gains only"
+        assert not kind.divides_by_cutoff or kind.parameter == "cutoff"
+        assert not kind.ignores_order or kind.summary == "sum", f"{kind.name}: only counts ignore the order"
+        assert (kind.name in _spec.GAIN_KINDS) == kind.uses_gain
+        assert (kind.name in _spec.THRESHOLD_KINDS) == kind.uses_threshold
+        assert kind.expression is None or kind.expression in exprs.__all__
+        if kind.method is None:
+            assert not hasattr(RankMetricsFrame, kind.name), f"{kind.name} has a method: name it in the table"
+            continue
+        assert kind.parameter == "cutoff", f"{kind.method} takes k"
         options = set(inspect.signature(getattr(RankMetricsFrame, kind.method)).parameters)
+        assert hasattr(RankMetricsFrame, f"{kind.method}_mean")
         for option, used in (
             ("gain", kind.uses_gain),
             ("threshold", kind.uses_threshold),
@@ -411,15 +540,12 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
         ):
             assert (option in options) == used, f"{kind.method} and the table disagree on {option}"
             assert option in evaluate_options
-        assert (kind.name in _spec.GAIN_KINDS) == kind.uses_gain
-        assert (kind.name in _spec.THRESHOLD_KINDS) == kind.uses_threshold
-        assert kind.expression is None or kind.expression in exprs.__all__
     assert {kind.expression for kind in MEASURES} - {None} == set(exprs.__all__)
 
 
 def with_and_without(cutoff: int) -> list[Measure]:
-    """Every measure without a cut-off and at `cutoff`."""
-    return [m for kind in MEASURES for m in (Measure(kind, None), Measure(kind, cutoff))]
+    """Every measure that takes a cut-off, without one and at `cutoff`."""
+    return [m for kind in CUT_OFF_KINDS for m in (Measure(kind, None), Measure(kind, cutoff))]
 
 
 # --- the cases of issue 19, tried first by the properties that must catch them ----------------------------
@@ -429,6 +555,12 @@ def issue_case(
     run: dict[str, list[Any]], measures: list[str], qrels: dict[str, list[Any]] | None = None, **options: Any
 ) -> Case:
     """A case written out by hand: String queries, doc="doc", the options' defaults unless given."""
+
+    def parameter(kind: MeasureKind, written: str) -> int | float | None:
+        if not written:
+            return None
+        return float(written) if kind.parameter == "recall_level" else int(written)
+
     frame = pl.DataFrame(run)
     kinds = {kind.name: kind for kind in MEASURES}
     parsed = [name.partition("@") for name in measures]
@@ -446,7 +578,7 @@ def issue_case(
         query=("query",),
         by=None,
         weight=None,
-        measures=tuple(Measure(kinds[kind], int(k) if k else None) for kind, _, k in parsed),
+        measures=tuple(Measure(kinds[kind], parameter(kinds[kind], k)) for kind, _, k in parsed),
         rows_per_list={(query,): length for query, length in lengths.iter_rows()},
         **(defaults | options),
     )
@@ -466,6 +598,20 @@ HUGE_CUTOFF = issue_case(TIED_PAIR, [m.name for m in with_and_without(2**64)])
 # 1g: rr and success of -0.0 (here: two queries without a relevant document, ties="average")
 NOTHING_RELEVANT = {"query": ["q", "r"], "doc": ["a", "a"], "relevance": [0, 0], "score": [0.0, 0.0]}
 NEGATIVE_ZERO = issue_case(NOTHING_RELEVANT, ["rr", "success@1"])
+# a query of AP 0 enters gm_map's geometric mean as trec_eval's floor 1e-5: exp((log 1 + log 1e-5) / 2)
+ONE_RELEVANT = {"query": ["q", "r"], "doc": ["a", "a"], "relevance": [1, 0], "score": [0.0, 0.0]}
+AP_OF_ZERO = issue_case(ONE_RELEVANT, ["gm_map", "num_ret", "num_rel_ret", "ap"])
+# exprs.reciprocal_rank(k=1) of a list whose relevant row is past the cut-off was -0.0 (ties="average")
+RELEVANT_PAST_THE_CUTOFF = issue_case(
+    {"query": ["q", "q"], "doc": ["a", "b"], "score": [1.0, 0.0], "relevance": [0, 1]}, ["rr@1"]
+)
+# a document judged -1 (unjudged, trec_eval) is not relevant under a threshold below -1: num_rel 1, not 2
+JUDGED_UNJUDGED_BELOW_THRESHOLD = issue_case(
+    {"query": ["q", "q"], "doc": ["a", "b"], "score": [2.0, 1.0]},
+    ["num_ret", "num_rel", "num_rel_ret", "p", "r"],
+    {"query": ["q", "q", "q"], "doc": ["a", "b", "z"], "relevance": [-1, 1, 2]},
+    threshold=-3.0,
+)
 
 
 # --- bounds --------------------------------------------------------------------------------------------------
@@ -476,14 +622,57 @@ NEGATIVE_ZERO = issue_case(NOTHING_RELEVANT, ["rr", "success@1"])
 @example(case=GAIN_OF_UNJUDGED, engine=Engine("eager"))
 @example(case=NEGATIVE_THRESHOLD, engine=Engine("eager"))
 def test_every_measure_lies_within_its_bounds(case: Case, engine: Engine) -> None:
+    """The bounds its registry entry declares: [0, 1] but for dcg and the counts (>= 0)."""
     result = evaluate(case, engine)
     for m in case.measures:
+        low, high = m.kind.lower, m.kind.upper
         for row, value in zip(result.iter_rows(named=True), result[m.name].to_list(), strict=True):
-            if value is None:
-                continue
-            assert value >= 0.0, f"{m.name} = {value} < 0 for {row}"
-            if m.kind.upper is not None:
-                assert value <= m.kind.upper + TOLERANCE, f"{m.name} = {value} > {m.kind.upper} for {row}"
+            if value is not None:
+                assert low - TOLERANCE <= value <= high + TOLERANCE, (
+                    f"{m.name} = {value}, not in [{low}, {high}], {row}"
+                )
+
+
+COUNTS = tuple(Measure(KIND[name], None) for name in ("num_ret", "num_rel", "num_rel_ret", "p", "r"))
+
+
+def relevant_counts(case: Case, row: dict[str, Any]) -> tuple[int, int]:
+    """num_rel and num_rel_ret of an output row, by hand.  Without judgments: the list's rows with a relevance
+    above the threshold, all retrieved.  With them (trec_eval): the query's judged documents at a level >= 0
+    (-1 marks a document unjudged) above the threshold, retrieved or not, and those the list retrieved."""
+    in_list = pl.all_horizontal([pl.col(k) == row[k] for k in case.keys])
+    if case.qrels is None:
+        relevant_rows = case.run.filter(in_list & (pl.col("relevance") > case.threshold)).height
+        return relevant_rows, relevant_rows
+    of_query = pl.all_horizontal([pl.col(k) == row[k] for k in case.query])
+    judged_relevant = (pl.col("relevance") >= 0) & (pl.col("relevance") > case.threshold)
+    relevant = case.qrels.filter(of_query & judged_relevant)["doc"]
+    return relevant.len(), int(case.run.filter(in_list)["doc"].is_in(relevant.implode()).sum())
+
+
+@examples(100)
+@given(
+    case=cases(measures=measure_lists().map(lambda ms: [*COUNTS, *(m for m in ms if m not in COUNTS)])),
+    engine=engines,
+)
+@example(case=JUDGED_UNJUDGED_BELOW_THRESHOLD, engine=Engine("eager"))
+def test_the_counts_count_rows_and_agree_with_precision_and_recall(case: Case, engine: Engine) -> None:
+    """num_ret is the list's rows (0 for a judged query missing from the run); num_rel and num_rel_ret are
+    counted by hand (`relevant_counts`), so num_rel_ret <= num_ret and num_rel_ret <= num_rel; over the whole
+    list P = num_rel_ret / num_ret (0 for an empty list) and R = num_rel_ret / num_rel (no_relevant when
+    num_rel = 0)."""
+    result = evaluate(case, engine)
+    for row in result.iter_rows(named=True):
+        retrieved, relevant, hits = row["num_ret"], row["num_rel"], row["num_rel_ret"]
+        where = f"num_ret {retrieved}, num_rel {relevant}, num_rel_ret {hits}, p {row['p']}, r {row['r']} for {row}"
+        assert retrieved == case.rows_per_list.get(tuple(row[k] for k in case.keys), 0), where
+        assert (relevant, hits) == relevant_counts(case, row), f"(num_rel, num_rel_ret) by hand: {where}"
+        assert row["p"] == pytest.approx(hits / retrieved if retrieved else 0.0, rel=TOLERANCE, abs=TOLERANCE), where
+        if relevant or case.no_relevant is not None:
+            expected_recall = hits / relevant if relevant else case.no_relevant
+            assert row["r"] == pytest.approx(expected_recall, rel=TOLERANCE, abs=TOLERANCE), where
+        else:
+            assert row["r"] is None, where
 
 
 @examples(150)
@@ -497,7 +686,7 @@ def test_a_cutoff_past_the_list_scores_the_whole_list(case: Case, engine: Engine
     result = evaluate(case, engine)
     for row in result.iter_rows(named=True):
         length = case.rows_per_list.get(tuple(row[k] for k in case.keys), 0)
-        for kind in MEASURES:
+        for kind in CUT_OFF_KINDS:
             whole, cut = row[kind.name], row[f"{kind.name}@{past}"]
             message = f"{kind.name}@{past} = {cut}, but the whole list scores {whole} ({length} documents) for {row}"
             if whole is None:
@@ -515,22 +704,32 @@ def test_every_tie_mode_lies_between_the_pessimistic_and_the_optimistic_bound(
 ) -> None:
     """Per query and per measure: pessimistic <= average, reverse, input, doc <= optimistic, each bound in
     the measure's own worst or best order, from `evaluate` (every measure in one call) or from the single
-    methods."""
+    methods (`alone`); ties="average" for the measures that take it; a count is the same under every mode."""
     compute = single_methods if single else evaluate
-    results = {ties: compute(replace(case, ties=ties), engine) for ties in TIES}
-    keys = results["average"].select(case.keys)
+    results: dict[str, pl.DataFrame] = {}
+    for ties in TIES:
+        tied = case.accepting_average() if ties == "average" else replace(case, ties=ties)
+        if tied.measures:
+            results[ties] = compute(tied, engine)
+    keys = results["pessimistic"].select(case.keys)
     for result in results.values():
         assert_frame_equal(result.select(case.keys), keys)
-    for name in case.names:
+    for m in case.measures:
+        name = m.name
         low, high = results["pessimistic"][name].to_list(), results["optimistic"][name].to_list()
-        for ties in TIES:
-            for row, (worst, value, best) in enumerate(zip(low, results[ties][name].to_list(), high, strict=True)):
+        for ties, result in results.items():
+            if name not in result.columns:
+                continue
+            for row, (worst, value, best) in enumerate(zip(low, result[name].to_list(), high, strict=True)):
                 assert (worst is None) == (value is None) == (best is None), f"{name}: nulls differ, row {row}"
-                if value is not None:
-                    assert worst - TOLERANCE <= value <= best + TOLERANCE, (
-                        f"{name} with ties={ties!r} is {value}, outside [pessimistic {worst}, optimistic {best}] "
-                        f"for {keys.row(row, named=True)}"
-                    )
+                if value is None:
+                    continue
+                assert worst - TOLERANCE <= value <= best + TOLERANCE, (
+                    f"{name} with ties={ties!r} is {value}, outside [pessimistic {worst}, optimistic {best}] "
+                    f"for {keys.row(row, named=True)}"
+                )
+                if m.kind.ignores_order:
+                    assert worst == value == best, f"{name} with ties={ties!r} is {value}, pessimistic {worst}"
 
 
 # --- one number, whatever the path ----------------------------------------------------------------------------
@@ -575,6 +774,78 @@ def test_partitions_sink_equals_the_single_plan(case: Case, partitions: int) -> 
     assert_clean(mean, case.columns, case, "sink's mean")
 
 
+# trec_eval's MIN_GEO_MEAN (trec_eval.h): a per-query value below it enters a geometric mean as it
+MIN_GEO_MEAN = 1e-5
+
+
+# a measure of each summary first, drawn in every case: gm_map (geometric), num_rel_ret (sum)
+EVERY_SUMMARY = (Measure(KIND["gm_map"], None), Measure(KIND["num_rel_ret"], None))
+
+
+def expected_summary(summary: str, weighted_values: list[tuple[float, float]]) -> float:
+    """The summary over (weight, value) pairs: "mean" sum(w v) / sum(w), "sum" sum(w v) (trec_eval's `all`
+    line of a count), "geometric" exp(sum(w log(max(v, MIN_GEO_MEAN))) / sum(w)) (trec_eval's gm_map)."""
+    weight_sum = math.fsum(w for w, _ in weighted_values)
+    if summary == "sum":
+        return math.fsum(w * v for w, v in weighted_values)
+    if summary == "geometric":
+        return math.exp(math.fsum(w * math.log(max(v, MIN_GEO_MEAN)) for w, v in weighted_values) / weight_sum)
+    assert summary == "mean", summary
+    return math.fsum(w * v for w, v in weighted_values) / weight_sum
+
+
+@examples(60)
+@given(
+    case=cases(
+        scorable=True,
+        measures=measure_lists().map(lambda ms: [*EVERY_SUMMARY, *(m for m in ms if m not in EVERY_SUMMARY)]),
+    ),
+    engine=engines,
+)
+@example(case=AP_OF_ZERO, engine=Engine("eager"))
+def test_evaluate_mean_and_mean_summarise_each_measure_as_it_declares(case: Case, engine: Engine) -> None:
+    """Per `by` group, over the queries whose value is not null, w the weight (1 without one): the weighted
+    mean for most measures, the weighted sum for the counts, the weighted geometric mean with trec_eval's
+    floor for gm_map (`expected_summary`); `evaluate_mean` and `lodestar_polars.mean` of `evaluate`'s rows."""
+    per_query = evaluate(case, engine)
+    summaries = {
+        "evaluate_mean": engine(case.run, "evaluate_mean", case.names, **case.options(None)),
+        "mean": lodestar_polars.mean(per_query, by=case.by, weight=case.weight),
+    }
+    groups = [()] if case.by is None else sorted(per_query[case.by].unique().to_list())
+    for what, summary in summaries.items():
+        assert len(summary) == len(groups), f"{what}: {len(summary)} rows for {len(groups)} groups"
+        for row in summary.iter_rows(named=True):
+            group = per_query if case.by is None else per_query.filter(pl.col(case.by) == row[case.by])
+            weights = group[case.weight].to_list() if case.weight else [1.0] * len(group)
+            for m in case.measures:
+                values = group[m.name].to_list()
+                pairs = [(w, v) for w, v in zip(weights, values, strict=True) if v is not None]
+                expected = expected_summary(m.kind.summary, pairs)
+                assert row[m.name] == pytest.approx(expected, rel=1e-9, abs=TOLERANCE), (
+                    f"{what}'s {m.name} is {row[m.name]}, the {m.kind.summary} of (weight, value) {pairs} is {expected}"
+                )
+
+
+@examples(30)
+@given(
+    case=cases(),
+    measures=measure_lists().filter(lambda ms: any(m.kind.refuses_average for m in ms)),
+    engine=engines,
+    method=st.sampled_from(["evaluate", "evaluate_mean"]),
+)
+def test_a_measure_without_an_exact_average_refuses_ties_average_by_name(
+    case: Case, measures: list[Measure], engine: Engine, method: str
+) -> None:
+    """ties="average" with bpref or iprec@level in the list: a ValueError naming the first of them, raised
+    by the call itself (a lazy plan is not collected here)."""
+    average = replace(case, ties="average", measures=tuple(measures))
+    refused = next(m for m in average.measures if m.kind.refuses_average)
+    call = engine.method(case.run, method)
+    with pytest.raises(ValueError, match=rf"^{re.escape(refused.name)} .*ties='average'"):
+        call(average.names, **average.options(None))
+
+
 def aggregate(frame: pl.DataFrame, engine: Engine, keys: list[str], aggregations: list[pl.Expr]) -> pl.DataFrame:
     if engine.name == "eager":
         return frame.group_by(keys).agg(aggregations).sort(keys)
@@ -582,11 +853,12 @@ def aggregate(frame: pl.DataFrame, engine: Engine, keys: list[str], aggregations
     return lazy.collect(engine="in-memory" if engine.name == "lazy-in-memory" else "streaming")
 
 
-@examples(40)
+@examples(80)
 @given(
     case=cases(judged=False, by=False, measures=measure_lists([k for k in MEASURES if k.expression], max_size=4)),
     engine=engines,
 )
+@example(case=RELEVANT_PAST_THE_CUTOFF, engine=Engine("eager"))
 def test_exprs_equal_the_namespace(case: Case, engine: Engine) -> None:
     aggregations = []
     for m in case.measures:
@@ -628,10 +900,9 @@ def test_no_output_of_any_front_end_holds_negative_zero_nan_or_inf(case: Case, e
     single_methods(case, engine, clean=True)
     mean = engine(case.run, "evaluate_mean", case.names, **case.options(None))
     assert_clean(mean, case.columns, case, f"evaluate_mean ({engine.name})")
-    for kind, cutoffs in case.by_kind().items():
-        k = cutoffs[0] if len(cutoffs) == 1 else cutoffs
-        mean = engine(case.run, f"{kind.method}_mean", k=k, **case.options(kind))
-        assert_clean(mean, {Measure(kind, c).single_column: kind for c in cutoffs}, case, f"{kind.method}_mean")
+    for kind, measures in case.by_kind().items():
+        mean = alone(case, kind, measures, engine, mean=True)
+        assert_clean(mean, {m.single_column: kind for m in measures}, case, f"{kind.method or kind.name}'s mean")
 
 
 # --- Spark --------------------------------------------------------------------------------------------------
