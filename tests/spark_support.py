@@ -6,7 +6,9 @@ import importlib.util
 import os
 import shutil
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
+
+import pytest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,3 +46,18 @@ def spark_session() -> SparkSession:
         session.sparkContext.setLogLevel("ERROR")
         _session.append(session)
     return _session[0]
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """Skip a Spark test with the reason; fail it instead under LODESTAR_REQUIRE_SPARK=1 (CI)."""
+    if os.environ.get("LODESTAR_REQUIRE_SPARK") == "1":
+        pytest.fail(f"LODESTAR_REQUIRE_SPARK=1 but the Spark tests cannot run: {reason}")
+    pytest.skip(reason)
+
+
+def required_spark_session() -> SparkSession:
+    """The shared session, or a skip (a failure in CI) saying why Spark cannot run."""
+    reason = spark_unavailable()
+    if reason is not None:
+        skip_or_fail(reason)
+    return spark_session()

@@ -40,14 +40,13 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 import re
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pytest
@@ -60,7 +59,7 @@ from lodestar_polars import RankMetricsFrame, _spec, exprs
 from lodestar_polars.measures import REGISTRY, Definition
 from lodestar_polars.partitions import sink
 from tests.conftest import ENGINES, Engine
-from tests.spark_support import spark_session, spark_unavailable
+from tests.spark_support import required_spark_session
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -908,18 +907,9 @@ def test_no_output_of_any_front_end_holds_negative_zero_nan_or_inf(case: Case, e
 # --- Spark --------------------------------------------------------------------------------------------------
 
 
-def _skip_or_fail(reason: str) -> NoReturn:
-    if os.environ.get("LODESTAR_REQUIRE_SPARK") == "1":
-        pytest.fail(f"LODESTAR_REQUIRE_SPARK=1 but the Spark tests cannot run: {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    reason = spark_unavailable()
-    if reason is not None:
-        _skip_or_fail(reason)
-    yield spark_session()
+def spark() -> SparkSession:
+    return required_spark_session()
 
 
 @examples(5)

@@ -6,9 +6,8 @@ LODESTAR_REQUIRE_SPARK=1, which turns that skip into a failure so CI cannot pass
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -18,7 +17,7 @@ from polars.testing import assert_frame_equal
 
 from lodestar_polars import _spec, rank_metrics
 from lodestar_polars import spark as lodestar_spark
-from tests.spark_support import spark_session, spark_unavailable
+from tests.spark_support import required_spark_session, skip_or_fail
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame as SparkDataFrame
@@ -27,18 +26,9 @@ if TYPE_CHECKING:
 TOLERANCE = 1e-12
 
 
-def _skip_or_fail(reason: str) -> NoReturn:
-    if os.environ.get("LODESTAR_REQUIRE_SPARK") == "1":
-        pytest.fail(f"LODESTAR_REQUIRE_SPARK=1 but the Spark tests cannot run: {reason}")
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    reason = spark_unavailable()
-    if reason is not None:
-        _skip_or_fail(reason)
-    yield spark_session()
+def spark() -> SparkSession:
+    return required_spark_session()
 
 
 def _ragged_judgments(seed: int, queries: int = 300) -> pl.DataFrame:
@@ -302,10 +292,10 @@ def test_mean_of_no_query_raises_as_in_polars(spark: SparkSession) -> None:
 def test_required_spark_turns_the_skip_into_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LODESTAR_REQUIRE_SPARK", "1")
     with pytest.raises(pytest.fail.Exception, match="no Java"):
-        _skip_or_fail("no Java runtime")
+        skip_or_fail("no Java runtime")
     monkeypatch.delenv("LODESTAR_REQUIRE_SPARK")
     with pytest.raises(pytest.skip.Exception, match="no Java"):
-        _skip_or_fail("no Java runtime")
+        skip_or_fail("no Java runtime")
 
 
 # --- by= ------------------------------------------------------------------------------------------------
