@@ -29,10 +29,8 @@ query of n rows:
    in no tie is a block of one: it counts in the row sums.  Only the tied rows (`is_duplicated` over the
    query) go to a group-by on (keys, score) that computes every block sum once (`_block_sums`), and the
    block terms from them.
-   When every measure has a cut-off, the terms are summed over the rows that count only (`_rows_that_count`:
-   those within the largest k, with tie averaging the whole tie blocks reaching it), in a group-by of their
-   own joined onto the one over every row (counts, ideal DCG, checks): their discounts and tied flags are
-   computed on those rows alone.
+   With the relevance joined late (below), every row that counts goes to that group-by (a row in no tie is a
+   block of one), so the tied flag needs no window over every row.
 4. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
@@ -422,7 +420,7 @@ def _aggregate(
     checks: list[DataCheck],
 ) -> pl.LazyFrame:
     """Group the rows by keys: the per-row terms and the check counters in one pass.  `terms_rows`, when
-    given, are the rows that count (every measure cut off; with judgments, their relevance joined late): the
+    given, are the rows that count, their relevance joined late (`_joins_relevance_late`): the
     terms come from them, the counters from every row.  With `ties="average"`, the terms that tie blocks
     change come from a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on
     and added: over the rows that count when they are given (a row in no tie is a block of one, whose block
@@ -454,8 +452,10 @@ def _aggregate(
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
     if not averaged:
         return per_query
-    # the blocks: every row that counts, or the tied rows (of every block: no cut-off)
-    tied = terms_rows if terms_rows is not None else rows.filter(pl.col(TIED))
+    # the blocks: every row that counts (relevance joined late), or the tied rows of the blocks that reach the
+    # largest cut-off (`_rows_that_count` over the tied rows alone: a block reaching it has a row within it, so
+    # scores at least the least tied row within it)
+    tied = terms_rows if terms_rows is not None else _rows_that_count(rows.filter(pl.col(TIED)), spec, names)
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
     blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(terms))
@@ -853,10 +853,6 @@ def _with_ideal_discount(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.Laz
     return rows
 
 
-def _cuts_every_measure(spec: Spec) -> bool:
-    return all(m.cutoff is not None for m in spec.measures)
-
-
 def _flagged_per_query(
     run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, groups: pl.LazyFrame | None = None
 ) -> tuple[pl.LazyFrame, _Names]:
@@ -882,10 +878,9 @@ def _flagged_per_query(
     # with tie averaging the relevant rows ranked above read the scores only: a window sharing the groups
     if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
         windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
-    # without a cut-off, the rows in a tie block of two or more (with one, every row that counts goes to the
-    # block group-by: `_aggregate`)
-    cut_off = _cuts_every_measure(spec)
-    if _averages_blocks(spec, judged) and not cut_off:
+    # the rows in a tie block of two or more (with the relevance joined late, every row that counts goes to the
+    # block group-by instead: `_aggregate`)
+    if _averages_blocks(spec, judged) and not late:
         windows.append(pl.col(SCORE).is_duplicated().over(names.group).alias(TIED))
     rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
     terms_rows = None
@@ -893,12 +888,6 @@ def _flagged_per_query(
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
         terms_rows = _with_gain_and_relevant(terms_rows, spec, judged)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
-    elif cut_off:
-        # the terms from the rows within the largest cut-off (and the tie blocks reaching it) only; the counts,
-        # the ideal DCG and the checks from every row
-        terms_rows = _with_term_columns(
-            _rows_that_count(rows, spec, names), spec, names, ap_average=False, judged=judged
-        )
     else:
         rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
