@@ -95,9 +95,6 @@ class Spec:
     def metric_columns(self) -> list[str]:
         return [m.column for m in self.measures]
 
-    def uses(self, *kinds: str) -> bool:
-        return any(m.kind in kinds for m in self.measures)
-
 
 def _names(argument: str, value: object, *, optional: bool) -> tuple[str, ...]:
     if value is None and optional:

@@ -150,6 +150,11 @@ class Context:
         """The value of a query with nothing to normalise by (null under no_relevant="error": the check raises)."""
         return pl.lit(None if self.no_relevant == "error" else self.no_relevant, pl.Float64)
 
+    def per_relevant(self, total: pl.Expr) -> pl.Expr:
+        """A per-query total divided by R, or `no_relevant_value` where R = 0."""
+        relevant = self.relevant_total
+        return pl.when(relevant == 0).then(self.no_relevant_value).otherwise(total / relevant)
+
 
 DerivedStep = Callable[[pl.LazyFrame, Sequence["Derived"]], pl.LazyFrame]
 

@@ -24,7 +24,6 @@ from ._base import (
     RELEVANT_BEFORE,
     Context,
     Definition,
-    NoRelevant,
     Quantity,
     Spelling,
     Term,
@@ -64,9 +63,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
-    relevant = context.relevant_total
-    ap = pl.col(_ap_column(cut_at(cutoff)))
-    return pl.when(relevant == 0).then(context.no_relevant_value).otherwise(ap / relevant)
+    return context.per_relevant(pl.col(_ap_column(cut_at(cutoff))))
 
 
 MEASURE = Definition(
@@ -81,5 +78,5 @@ MEASURE = Definition(
     terms=terms,
     value=value,
     bounds=(0.0, 1.0),
-    no_relevant=NoRelevant(recall.no_relevant_condition, recall.no_relevant_reason),
+    no_relevant=recall.NO_RELEVANT,
 )

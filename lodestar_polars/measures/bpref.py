@@ -24,7 +24,6 @@ from ._base import (
     ROW_RELEVANT_TOTAL,
     Context,
     Definition,
-    NoRelevant,
     Quantity,
     Spelling,
     Term,
@@ -48,8 +47,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
-    relevant = context.relevant_total
-    return pl.when(relevant == 0).then(context.no_relevant_value).otherwise(pl.col(PREFERENCES) / relevant)
+    return context.per_relevant(pl.col(PREFERENCES))
 
 
 MEASURE = Definition(
@@ -65,7 +63,7 @@ MEASURE = Definition(
     terms=terms,
     value=value,
     bounds=(0.0, 1.0),
-    no_relevant=NoRelevant(recall.no_relevant_condition, recall.no_relevant_reason),
+    no_relevant=recall.NO_RELEVANT,
     parameter="none",
     refuses_average="its per-row terms cap a count of rows above at R, which is not linear in the order",
 )

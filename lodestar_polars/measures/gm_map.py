@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import average_precision, recall
-from ._base import NO_SPELLING, Context, Definition, NoRelevant, Quantity, Spelling, Term
+from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, Term
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
@@ -35,7 +35,7 @@ MEASURE = Definition(
     terms=terms,
     value=value,
     bounds=(0.0, 1.0),
-    no_relevant=NoRelevant(recall.no_relevant_condition, recall.no_relevant_reason),
+    no_relevant=recall.NO_RELEVANT,
     summary="geometric",
     parameter="none",
 )

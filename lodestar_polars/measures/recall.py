@@ -14,9 +14,7 @@ from ._base import Context, Definition, NoRelevant, Quantity, Spelling, cut_at
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
-    relevant = context.relevant_total
-    hits = pl.col(_hits.hits_column(cut_at(cutoff)))
-    return pl.when(relevant == 0).then(context.no_relevant_value).otherwise(hits / relevant)
+    return context.per_relevant(pl.col(_hits.hits_column(cut_at(cutoff))))
 
 
 def no_relevant_condition(context: Context, cutoff: int | None) -> pl.Expr:
@@ -26,6 +24,10 @@ def no_relevant_condition(context: Context, cutoff: int | None) -> pl.Expr:
 
 def no_relevant_reason(context: Context) -> str:
     return f"no document with relevance above {context.threshold:g}"
+
+
+# the measures divided by R (recall, average precision, R-precision, bpref, iprec)
+NO_RELEVANT = NoRelevant(no_relevant_condition, no_relevant_reason)
 
 
 MEASURE = Definition(
@@ -40,5 +42,5 @@ MEASURE = Definition(
     terms=_hits.terms,
     value=value,
     bounds=(0.0, 1.0),
-    no_relevant=NoRelevant(no_relevant_condition, no_relevant_reason),
+    no_relevant=NO_RELEVANT,
 )

@@ -19,7 +19,6 @@ from ._base import (
     ROW_RELEVANT_TOTAL,
     Context,
     Definition,
-    NoRelevant,
     Quantity,
     Spelling,
     Term,
@@ -43,8 +42,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
-    relevant = context.relevant_total
-    return pl.when(relevant == 0).then(context.no_relevant_value).otherwise(pl.col(HITS) / relevant)
+    return context.per_relevant(pl.col(HITS))
 
 
 MEASURE = Definition(
@@ -59,6 +57,6 @@ MEASURE = Definition(
     terms=terms,
     value=value,
     bounds=(0.0, 1.0),
-    no_relevant=NoRelevant(recall.no_relevant_condition, recall.no_relevant_reason),
+    no_relevant=recall.NO_RELEVANT,
     parameter="none",
 )
