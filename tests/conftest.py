@@ -77,3 +77,6 @@ class Engine:
 def engine(request: pytest.FixtureRequest) -> Engine:
     """Each test using it runs once per engine: eager, lazy in-memory, lazy streaming."""
     return Engine(request.param)
+
+
+from tests.trec_eval_binary import trec_eval  # noqa: E402,F401  (the real trec_eval binary, as a fixture)
