@@ -35,7 +35,7 @@ _BAD_METRIC = "__lodestar_bad_metric"
 _METRIC_NAME = re.compile(
     "^("
     + "|".join(re.escape(name) for name in sorted({*MEASURE_NAMES, *(d.method for d in REGISTRY.values() if d.method)}))
-    + r")(@\d+|@\d*\.\d+)?$",
+    + r")(\([^()]*\))?(@\d+|@\d*\.\d+)?$",
     re.IGNORECASE,
 )
 

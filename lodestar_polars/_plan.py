@@ -155,7 +155,7 @@ def _hashable(dtype: pl.DataType) -> bool:
 
 
 def _definitions(spec: Spec) -> list[tuple[Definition, Measure]]:
-    return [(REGISTRY[m.kind].at(m.level), m) for m in spec.measures]
+    return [(REGISTRY[m.kind].at(m.level).configured(dict(m.options)), m) for m in spec.measures]
 
 
 def _needs(spec: Spec, quantity: Quantity) -> bool:

@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from .measures import REGISTRY
+from .measures._base import Option, option_text
 
 Ties: TypeAlias = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
 GainName: TypeAlias = Literal["linear", "exponential"]
@@ -60,12 +61,14 @@ class Column:
 
 @dataclass(frozen=True)
 class Measure:
-    """One measure of a call: its kind, its cut-off or (a recall-level measure) its recall level, its column."""
+    """One measure of a call: its kind, its cut-off or (a recall-level measure) its recall level, its column,
+    and the values of its options (`Definition.options`) given in its name, in declaration order."""
 
     kind: Kind
     cutoff: int | None
     column: str
     level: float | None = None
+    options: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -263,10 +266,13 @@ def _check_threshold(threshold: object) -> float:
     return float(threshold)
 
 
-# a measure name and an optional parameter in ASCII digits: a cut-off (`ndcg@10`) or, for a recall-level
-# measure, a decimal recall level (`iprec@0.5`, `iprec@.25`, `iprec@1`); Arabic-Indic or full-width digits
-# make no name
-MEASURE_PATTERN = re.compile(r"([a-z_-]+)(?:@([0-9]+|[0-9]*\.[0-9]+))?", re.ASCII | re.IGNORECASE)
+# a measure name, its options in parentheses (`rbp(p=0.8)`, `set_f(beta=0.5)`), and an optional parameter in
+# ASCII digits: a cut-off (`ndcg@10`) or, for a recall-level measure, a decimal recall level (`iprec@0.5`,
+# `iprec@.25`, `iprec@1`); Arabic-Indic or full-width digits make no name
+MEASURE_PATTERN = re.compile(
+    r"([a-z0-9_-]+)(?:\(([^()]*)\))?(?:@([0-9]+|[0-9]*\.[0-9]+))?", re.ASCII | re.IGNORECASE
+)
+_OPTION_VALUE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?", re.ASCII | re.IGNORECASE)
 
 
 def level_column(kind: Kind, level: float) -> str:
@@ -274,20 +280,60 @@ def level_column(kind: Kind, level: float) -> str:
     return f"{kind}@{level!r}"
 
 
+def options_text(options: Sequence[Option]) -> str:
+    """A measure's options as its errors list them: `p (persistence, default 0.8)`."""
+    return ", ".join(f"{o.name} ({o.description}, default {option_text(o.default)})" for o in options)
+
+
+def _parse_options(name: str, kind: Kind, text: str | None) -> tuple[tuple[str, float], ...]:
+    """`p=0.8, beta=1` -> the values given that differ from their defaults, in declaration order."""
+    if text is None:
+        return ()
+    declared = {option.name: option for option in REGISTRY[kind].options}
+    if not declared:
+        msg = f"measure {name!r}: {kind} takes no options in parentheses; write {kind!r}."
+        raise ValueError(msg)
+    given: dict[str, float] = {}
+    for item in text.split(","):
+        option_name, equals, value_text = (part.strip() for part in item.partition("="))
+        option = declared.get(option_name.lower())
+        if not equals or option is None:
+            msg = f"measure {name!r}: {item.strip()!r} is not an option of {kind}; its options: {options_text(declared.values())}."
+            raise ValueError(msg)
+        if option.name in given:
+            msg = f"measure {name!r}: option {option.name!r} is given twice."
+            raise ValueError(msg)
+        value = float(value_text) if _OPTION_VALUE.fullmatch(value_text) else math.nan
+        refusal = "it is not a decimal number" if math.isnan(value) else option.refusal(value)
+        if refusal is not None:
+            msg = f"measure {name!r}: option {option.name}={value_text!r} is refused: {refusal}."
+            raise ValueError(msg)
+        given[option.name] = value
+    return tuple((o.name, given[o.name]) for o in declared.values() if o.name in given and given[o.name] != o.default)
+
+
+def _options_suffix(options: tuple[tuple[str, float], ...]) -> str:
+    return f"({','.join(f'{n}={option_text(v)}' for n, v in options)})" if options else ""
+
+
 def parse_measure(name: str) -> Measure:
     """One evaluate() measure name (case-insensitive): a measure with an optional cut-off (`ndcg@10`), a
-    measure without parameter (`num_ret`, `rprec`, `bpref`), or one at a recall level in [0, 1] (`iprec@0.5`)."""
+    measure without parameter (`num_ret`, `rprec`, `bpref`), or one at a recall level in [0, 1] (`iprec@0.5`),
+    each with its options in parentheses where it has some (`rbp(p=0.8)@10`).  The column is the canonical
+    name: options at their default values are left out of it."""
     match = MEASURE_PATTERN.fullmatch(name.strip())
     kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
     if match is None or kind is None:
         msg = f"unknown measure {name!r}; known measures (case-insensitive): {known_measures_text()}."
         raise ValueError(msg)
-    parameter, argument = REGISTRY[kind].parameter, match.group(2)
+    options = _parse_options(name, kind, match.group(2))
+    stem = kind + _options_suffix(options)
+    parameter, argument = REGISTRY[kind].parameter, match.group(3)
     if parameter == "none":
         if argument is not None:
-            msg = f"measure {name!r}: {kind} takes no cut-off or other parameter; write {kind!r}."
+            msg = f"measure {name!r}: {kind} takes no cut-off or other parameter after '@'; write {stem!r}."
             raise ValueError(msg)
-        return Measure(kind, None, kind)
+        return Measure(kind, None, stem, options=options)
     if parameter == "recall_level":
         level = float(argument) if argument is not None else math.nan
         if not 0.0 <= level <= 1.0:
@@ -296,18 +342,22 @@ def parse_measure(name: str) -> Measure:
                 f"{'none given' if argument is None else f'got {argument!r}'}."
             )
             raise ValueError(msg)
-        return Measure(kind, None, level_column(kind, level), level)
+        return Measure(kind, None, level_column(stem, level), level, options)
     if argument is not None and not argument.isdigit():
         msg = f"measure {name!r}: the cut-off of {kind} is a whole number of positions, got {argument!r}."
         raise ValueError(msg)
     cutoff = _check_cutoff(int(argument)) if argument is not None else None
-    return Measure(kind, cutoff, kind if cutoff is None else f"{kind}@{cutoff}")
+    return Measure(kind, cutoff, stem if cutoff is None else f"{stem}@{cutoff}", options=options)
 
 
 def known_measures_text() -> str:
     """The canonical names with the parameter each takes: `ndcg, ndcg@k, ..., num_ret, iprec@level`."""
     forms = {"cutoff": ("{k}", "{k}@k"), "none": ("{k}",), "recall_level": ("{k}@level",)}
-    return ", ".join(form.format(k=k) for k in CANONICAL_MEASURES for form in forms[REGISTRY[k].parameter])
+    return ", ".join(
+        form.format(k=k + ("(...)" if REGISTRY[k].options else ""))
+        for k in CANONICAL_MEASURES
+        for form in forms[REGISTRY[k].parameter]
+    )
 
 
 def parse_measures(measures: object) -> tuple[Measure, ...]:

@@ -8,7 +8,7 @@ these can collide with one.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
@@ -187,8 +187,11 @@ class Spelling:
     whole: str | None
     cut: str | None
 
-    def name(self, parameter: float | None) -> str | None:
-        return self.whole if parameter is None else None if self.cut is None else self.cut.format(k=parameter)
+    def name(self, parameter: float | None, options: Mapping[str, float] | None = None) -> str | None:
+        """The tool's name at a parameter (None: the whole-list form), with the measure's option values
+        (`{p}` in `RBP(p={p})@{k}`)."""
+        template = self.whole if parameter is None else self.cut
+        return None if template is None else template.format(k=parameter, **(options or {}))
 
 
 NO_SPELLING = Spelling(None, None)
@@ -200,6 +203,22 @@ def _no_derived(context: Context, cutoff: int | None) -> list[Derived]:
 
 def _no_checks(context: Context) -> list[DataCheck]:
     return []
+
+
+@dataclass(frozen=True)
+class Option:
+    """A numeric option of a measure, written as ir_measures writes it: `rbp(p=0.8)@10`, `set_f(beta=0.5)`.
+    `refusal(value)` says why a value is refused (the error message's end), or None when it is accepted."""
+
+    name: str
+    default: float
+    description: str
+    refusal: Callable[[float], str | None]
+
+
+def option_text(value: float) -> str:
+    """An option value as measure names and columns show it: `2`, `-1`, `0.8`, `1e-06`."""
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
 # what `name@x` gives a measure: a cut-off k (optional), a recall level in [0, 1] (required), or nothing
@@ -233,6 +252,9 @@ class Definition:
     - `refuses_average`: why it has no exact expectation over tied orders (ties="average" is then refused
       with that reason when the method is called); None when it has one.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
+    - `options`: its numeric options (`Option`, written `name(option=value,...)`); `with_options(values)` gives
+      the measure with every option's value (defaults filled in); its terms must be named after the values,
+      so two settings of one measure in a call do not share a sum.
     """
 
     name: str
@@ -255,6 +277,14 @@ class Definition:
     derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
     row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
     query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
+    options: tuple[Option, ...] = ()
+    with_options: Callable[[Mapping[str, float]], Definition] | None = None
+
+    def configured(self, values: Mapping[str, float]) -> Definition:
+        """The measure with its options set (the defaults where `values` names none), or itself."""
+        if self.with_options is None:
+            return self
+        return self.with_options({option.name: values.get(option.name, option.default) for option in self.options})
 
     def at(self, level: float | None) -> Definition:
         """The measure at a recall level (a recall-level measure), or itself."""
