@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Literal, TypeAlias, TypeGuard, get_args
@@ -269,9 +269,7 @@ def _check_threshold(threshold: object) -> float:
 # a measure name, its options in parentheses (`rbp(p=0.8)`, `set_f(beta=0.5)`), and an optional parameter in
 # ASCII digits: a cut-off (`ndcg@10`) or, for a recall-level measure, a decimal recall level (`iprec@0.5`,
 # `iprec@.25`, `iprec@1`); Arabic-Indic or full-width digits make no name
-MEASURE_PATTERN = re.compile(
-    r"([a-z0-9_-]+)(?:\(([^()]*)\))?(?:@([0-9]+|[0-9]*\.[0-9]+))?", re.ASCII | re.IGNORECASE
-)
+MEASURE_PATTERN = re.compile(r"([a-z0-9_-]+)(?:\(([^()]*)\))?(?:@([0-9]+|[0-9]*\.[0-9]+))?", re.ASCII | re.IGNORECASE)
 _OPTION_VALUE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?", re.ASCII | re.IGNORECASE)
 
 
@@ -280,7 +278,7 @@ def level_column(kind: Kind, level: float) -> str:
     return f"{kind}@{level!r}"
 
 
-def options_text(options: Sequence[Option]) -> str:
+def options_text(options: Iterable[Option]) -> str:
     """A measure's options as its errors list them: `p (persistence, default 0.8)`."""
     return ", ".join(f"{o.name} ({o.description}, default {option_text(o.default)})" for o in options)
 
@@ -298,7 +296,8 @@ def _parse_options(name: str, kind: Kind, text: str | None) -> tuple[tuple[str, 
         option_name, equals, value_text = (part.strip() for part in item.partition("="))
         option = declared.get(option_name.lower())
         if not equals or option is None:
-            msg = f"measure {name!r}: {item.strip()!r} is not an option of {kind}; its options: {options_text(declared.values())}."
+            known = options_text(declared.values())
+            msg = f"measure {name!r}: {item.strip()!r} is not an option of {kind}; its options: {known}."
             raise ValueError(msg)
         if option.name in given:
             msg = f"measure {name!r}: option {option.name!r} is given twice."

@@ -40,6 +40,7 @@ from ._mean import mean as mean_of
 from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, level_column, parse_measure
 from .io import scan_trec_qrels, scan_trec_run
 from .measures import REGISTRY
+from .measures._base import GEOMETRIC_FLOOR
 from .namespace import rank_metrics
 
 PROG = "lodestar-polars"
@@ -578,6 +579,9 @@ class TrecMeasure:
     cutoffs: tuple[float, ...] | None  # None: one value, no cut-off; recall levels for iprec_at_recall
     printed: Literal["float", "count", "summary"] = "float"
     levels: bool = False  # the parameters are recall levels in [0, 1] (printed %3.2f), not cut-offs
+    # other parameters: from the text after the first dot of `-m name.text` (None: no text, the defaults), the
+    # (printed name, evaluate() measure name) of each value, in print order; it raises UsageError on bad text
+    columns: Callable[[str | None], list[tuple[str, str]]] | None = None
 
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -622,7 +626,8 @@ TREC_NICKNAMES = {
 class TrecRequest:
     """What trec_eval's ``-m`` values ask for: the measures computed here, and those of a nickname that are not."""
 
-    measures: dict[str, tuple[float, ...] | None]  # trec_eval measure -> cut-offs or levels, in print order
+    # trec_eval measure -> cut-offs or levels, or the parameter text of a measure with `columns`; in print order
+    measures: dict[str, tuple[float, ...] | str | None]
     not_computed: tuple[str, ...]  # members of a requested nickname this package does not compute
 
 
@@ -679,7 +684,7 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     >>> parse_trec_measures(["all_trec"]).not_computed[:4]
     ('relstring', 'unj', 'rbp', 'rbp_resid')
     """
-    requested: dict[str, tuple[float, ...] | None] = {}
+    requested: dict[str, tuple[float, ...] | str | None] = {}
     not_computed: dict[str, None] = {}
     for text in texts or ["official"]:
         name, dot, parameters = text.partition(".")
@@ -695,6 +700,10 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
             supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
             msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
             raise UsageError(msg)
+        if measure.columns is not None:
+            measure.columns(parameters if dot else None)  # refuses bad parameters here
+            requested.setdefault(name, parameters if dot else None)
+            continue
         if dot and measure.cutoffs is None:
             msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
             raise UsageError(msg)
@@ -704,10 +713,14 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     return TrecRequest(in_print_order, tuple(not_computed))
 
 
-def _trec_columns(name: str, cutoffs: tuple[float, ...] | None) -> list[tuple[str, str]]:
+def _trec_columns(name: str, cutoffs: tuple[float, ...] | str | None) -> list[tuple[str, str]]:
     """(trec_eval's printed name, the package's column) for each value of a measure."""
     measure = TREC_BY_NAME[name]
     family = str(measure.family)
+    if measure.columns is not None:
+        assert not isinstance(cutoffs, tuple)
+        return [(printed, parse_measure(evaluated).column) for printed, evaluated in measure.columns(cutoffs)]
+    assert not isinstance(cutoffs, str)
     if cutoffs is None:
         return [(name, family)]
     if measure.levels:
@@ -721,6 +734,20 @@ def _trec_value(measure: TrecMeasure, value: float) -> str:
 
 def _trec_line(name: str, query: str, value: str) -> str:
     return f"{name:<22}\t{query}\t{value}\n"  # trec_eval's "%-22s\t%s\t..."
+
+
+def _trec_summary(values: Sequence[float], printed: Literal["float", "count", "summary"]) -> float:
+    """trec_eval's `all` value from the per-query values in its order (queries sorted by id): added one by one
+    as its C double accumulator adds them (a tree or compensated sum can differ in the last bit, and so print
+    differently at a rounding boundary), then divided by the queries; a count is the sum; a geometric mean
+    (gm_map, gm_bpref) is exp of the mean log, each value floored at trec_eval's 1e-5."""
+    total = 0.0
+    for value in values:
+        total += math.log(max(value, GEOMETRIC_FLOOR)) if printed == "summary" else value
+    if printed == "count":
+        return total
+    mean = total / len(values) if values else 0.0
+    return math.exp(mean) if printed == "summary" else mean
 
 
 def command_trec_eval(args: argparse.Namespace) -> int:
@@ -747,9 +774,10 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     plans = _build(run, measures or ["rr"], options)
     runid_plan = run.select(pl.col("tag").first())
     per_query, mean, runid_frame = pl.collect_all([*plans, runid_plan], engine="streaming")
+    rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     out: list[str] = []
     if args.query_lines:
-        for row in sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"])):
+        for row in rows:
             out += [
                 _trec_line(printed, row["query"], _trec_value(measure, row[column]))
                 for measure, printed, column in columns
@@ -762,10 +790,10 @@ def command_trec_eval(args: argparse.Namespace) -> int:
             elif name == "num_q":
                 out.append(_trec_line("num_q", "all", str(mean["queries"].item())))
             else:
-                out += [
-                    _trec_line(printed, "all", _trec_value(TREC_BY_NAME[name], mean[column].item()))
-                    for printed, column in _trec_columns(name, requested[name])
-                ]
+                measure = TREC_BY_NAME[name]
+                for printed, column in _trec_columns(name, requested[name]):
+                    summary = _trec_summary([row[column] for row in rows], measure.printed)
+                    out.append(_trec_line(printed, "all", _trec_value(measure, summary)))
     if request.not_computed:
         nicknames = " and ".join(name for name in TREC_NICKNAMES if name in (args.measure or []))
         sets = nicknames or "official (the default)"

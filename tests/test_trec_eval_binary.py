@@ -77,3 +77,16 @@ def test_quicktest_official_equals_trec_eval(trec_eval: TrecEval, shared_data: P
     expected = (folder / "out.test").read_text()
     assert trec_eval.run([], folder / "qrels.test", folder / "results.test") == expected
     assert ours([], folder / "qrels.test", folder / "results.test") == expected
+
+
+def test_summary_is_added_in_trec_eval_order(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """P_200's mean over four queries, 0.00875, lies on a rounding boundary of %6.4f: trec_eval adds the
+    per-query values one by one in query order and prints 0.0088; a tree-shaped sum printed 0.0087."""
+    run: Run = {"Q1": {"D1": 0.0}, "Q2": {"D1": 0.0}, "Q3": dict.fromkeys(("D1", "D10", "D2", "D9"), 0.0)}
+    run["Q4"] = {"D1": 0.0, "D10": 0.0}
+    qrels: Qrels = {"Q1": {"D1": 0}, "Q2": {"D1": 1, "D10": 0}, "Q3": dict.fromkeys(("D1", "D10", "D2", "D9"), 1)}
+    qrels["Q4"] = {"D1": 1, "D10": 1}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    expected = trec_eval.run(["-m", "P.200"], qrels_path, run_path)
+    assert expected == "P_200                 \tall\t0.0088\n"
+    assert ours(["-m", "P.200"], qrels_path, run_path) == expected
