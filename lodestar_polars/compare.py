@@ -48,14 +48,19 @@ threads (numpy's generators, `bincount` and BLAS release the GIL); each chunk dr
 generator, seeded from `numpy.random.SeedSequence(seed)` by its index, and the chunking depends only on
 the number of queries and resamples, so a seed makes the output reproducible bit for bit (same machine
 and library versions) whatever the scheduling.
+
+The result is a `Comparison`: a `pl.DataFrame` that prints every column and row (a terminal would cut its 15
+columns to a few) and records the options it was computed with, so `report` needs no test or correction.
 """
 
 from __future__ import annotations
 
+import io
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -116,6 +121,124 @@ class _Options:
     weight: str | None
 
 
+class Comparison(pl.DataFrame):
+    """The table `compare` returns: a `pl.DataFrame` that prints whole and records how it was computed.
+
+    Printed (`print`, `repr`, a notebook's HTML) it shows every column and every row, without a width limit,
+    where a plain frame shows about ten of its 15 columns; a column, row or width limit set with `pl.Config`
+    (or its environment variables) is kept.  `test`, `correction`, `baseline`, `confidence`, `n_resamples` and
+    `seed` are the options `compare` was called with; `report(comparison)` reads the test and the correction.
+
+    Frames that keep its columns and take some of its rows (`filter`, `sort`, `head`, `tail`, `slice`,
+    `limit`, `clone`, `clear`, the row slices of `df[...]`) are Comparisons with the same record; every other
+    frame made from it (`select`, `with_columns`, `join`, `pl.concat`, ...) is a plain `pl.DataFrame`, and
+    so is `Comparison(data)`: only `compare` makes one.
+    """
+
+    _options: _Options
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> pl.DataFrame:  # type: ignore[misc]
+        # Polars builds some derived frames with `df.__class__(columns)`
+        return pl.DataFrame(*args, **kwargs)
+
+    @classmethod
+    def _of(cls, table: pl.DataFrame, options: _Options) -> Comparison:
+        comparison = object.__new__(cls)
+        comparison._df = table._df
+        comparison._options = options
+        return comparison
+
+    @property
+    def test(self) -> Test:
+        """The paired test `compare` ran."""
+        return self._options.test
+
+    @property
+    def correction(self) -> Correction:
+        """The multiple-testing correction of `p_adjusted` (None: none)."""
+        return self._options.correction
+
+    @property
+    def baseline(self) -> object:
+        """The baseline given to `compare`; None: per metric, the system with the lowest mean."""
+        return self._options.baseline
+
+    @property
+    def confidence(self) -> float:
+        """The level of the intervals."""
+        return self._options.confidence
+
+    @property
+    def n_resamples(self) -> int:
+        """The resamples and random sign flips (every test but "t")."""
+        return self._options.n_resamples
+
+    @property
+    def seed(self) -> int | None:
+        """The seed of the resampling."""
+        return self._options.seed
+
+    @classmethod
+    def _from_pydf(cls, py_df: Any) -> pl.DataFrame:
+        # Polars builds derived frames with `cls`: they would be Comparisons without a record
+        return pl.DataFrame._from_pydf(py_df)
+
+    def _same_record(self, frame: pl.DataFrame) -> pl.DataFrame:
+        return Comparison._of(frame, self._options) if frame.schema == self.schema else frame
+
+    def filter(self, *predicates: Any, **constraints: Any) -> pl.DataFrame:
+        return self._same_record(super().filter(*predicates, **constraints))
+
+    def sort(self, *by: Any, **options: Any) -> pl.DataFrame:
+        return self._same_record(super().sort(*by, **options))
+
+    def head(self, n: int = 5) -> pl.DataFrame:
+        return self._same_record(super().head(n))
+
+    def tail(self, n: int = 5) -> pl.DataFrame:
+        return self._same_record(super().tail(n))
+
+    def slice(self, offset: int, length: int | None = None) -> pl.DataFrame:
+        return self._same_record(super().slice(offset, length))
+
+    def clone(self) -> pl.DataFrame:
+        return self._same_record(super().clone())
+
+    def clear(self, n: int = 0) -> pl.DataFrame:
+        return self._same_record(super().clear(n))
+
+    def __reduce__(self) -> tuple[Callable[[bytes, _Options], Comparison], tuple[bytes, _Options]]:
+        return _unpickle_comparison, (self.serialize(), self._options)
+
+    def __str__(self) -> str:
+        with _show_everything():
+            return super().__str__()
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
+    def _repr_html_(self, *, _from_series: bool = False) -> str:
+        with _show_everything():
+            return super()._repr_html_(_from_series=_from_series)
+
+
+def _unpickle_comparison(serialized: bytes, options: _Options) -> Comparison:
+    return Comparison._of(pl.DataFrame.deserialize(io.BytesIO(serialized)), options)
+
+
+@contextmanager
+def _show_everything() -> Iterator[None]:
+    """Every column and row, no width limit, but for the limits the user has set with `pl.Config`."""
+    with pl.Config() as config:
+        if "POLARS_FMT_MAX_COLS" not in os.environ:
+            config.set_tbl_cols(-1)
+        if "POLARS_FMT_MAX_ROWS" not in os.environ:
+            config.set_tbl_rows(-1)
+        if "POLARS_TABLE_WIDTH" not in os.environ:
+            config.set_tbl_width_chars(-1)
+        yield
+
+
 @dataclass(frozen=True)
 class _MetricResult:
     """One metric's comparison; arrays are indexed by system (the sorted system values)."""
@@ -151,7 +274,7 @@ def compare(
     seed: int | None = None,
     missing: Missing = "error",
     weight: str | None = None,
-) -> pl.DataFrame:
+) -> Comparison:
     """Compare systems with a baseline over paired queries: means, intervals, paired tests, effect sizes.
 
     The methods (formulas, the scipy/statsmodels functions each one equals) are in the module docstring of
@@ -191,8 +314,10 @@ def compare(
 
     Returns
     -------
-    pl.DataFrame
-        One row per (metric, system), metrics in the given (column) order, systems by mean descending:
+    Comparison
+        A `pl.DataFrame` that prints every column and records `test`, `correction` and the other options
+        (see `Comparison`).  One row per (metric, system), metrics in the given (column) order, systems by
+        mean descending:
         `metric`, the system column, `queries`, `mean`, `ci_low`, `ci_high`, and against the baseline
         `delta` (mean of system - baseline), `delta_ci_low`, `delta_ci_high`, `p_value`, `p_adjusted`,
         `effect_size` (paired Cohen's d), `wins`, `ties`, `losses`.  The baseline's own row has nulls in
@@ -817,7 +942,7 @@ def _adjust(p_values: FloatArray, correction: Correction) -> FloatArray:
     return holm
 
 
-def _table(results: list[_MetricResult], systems: pl.Series, options: _Options) -> pl.DataFrame:
+def _table(results: list[_MetricResult], systems: pl.Series, options: _Options) -> Comparison:
     columns: dict[str, list[Any]] = {name: [] for name in COLUMNS if name != "system"}
     system_rows: list[int] = []
     float_columns = ("delta", "delta_ci_low", "delta_ci_high", "p_value", "p_adjusted", "effect_size")
@@ -847,4 +972,4 @@ def _table(results: list[_MetricResult], systems: pl.Series, options: _Options) 
         {name: pl.Series(name, data, dtype=dtypes.get(name, pl.Float64)) for name, data in columns.items()}
     )
     system_column = systems.gather(system_rows).alias(options.system)
-    return table.insert_column(1, system_column)
+    return Comparison._of(table.insert_column(1, system_column), options)

@@ -1,7 +1,6 @@
 """The comparison table a paper prints: one row per system, one column per measure, marks and bold.
 
-`report(comparison, test=..., correction=...)` renders the table `lodestar_polars.compare` returns as
-Markdown, LaTeX or HTML:
+`report(comparison)` renders the table `lodestar_polars.compare` returns as Markdown, LaTeX or HTML:
 
 - each cell is a system's mean for one measure, rounded to `digits` decimals;
 - a mark follows the mean when the system's paired test against the baseline is significant:
@@ -10,9 +9,11 @@ Markdown, LaTeX or HTML:
 - the best value of each measure, compared as printed (rounded to `digits`), is bold; tied values are all bold;
 - a legend names the marks, the baseline, the test, the correction and the level.
 
-The comparison frame does not record which test and correction `compare` ran, so `test` and `correction`
-are arguments: pass the ones given to `compare`.  A comparison whose `p_adjusted` differs from its `p_value`
-was corrected, and `correction=None` is refused for it.
+The test and the correction named in the legend are the ones `compare` recorded in its result (a
+`Comparison`, which its `filter`, `sort`, `head`... keep).  A frame that lost the record (`select`,
+`with_columns`, a frame read back from a file) needs them as `test=` and `correction=`; given for a
+`Comparison`, they must be the recorded ones.  A comparison whose `p_adjusted` differs from its `p_value` was
+corrected, and `correction=None` is refused for it.
 
 Markdown and LaTeX need nothing beyond Polars; HTML is rendered by great-tables through Polars'
 `DataFrame.style` (the `report` extra).
@@ -20,15 +21,16 @@ Markdown and LaTeX need nothing beyond Polars; HTML is rendered by great-tables 
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import polars as pl
 
 from .compare import COLUMNS as COMPARE_COLUMNS
-from .compare import Correction, Test
+from .compare import Comparison, Correction, Test
 
 ReportFormat = Literal["markdown", "latex", "html"]
 Mark = Literal["better", "worse"]
@@ -46,6 +48,18 @@ CORRECTION_NAMES: dict[str | None, str] = {
 }
 # p_adjusted and p_value are equal when compare applied no correction; a corrected value differs by far more
 _UNCORRECTED_WITHIN = 1e-12
+
+
+class Recorded(enum.Enum):
+    """The default of `report`'s `test` and `correction`: the value the comparison recorded."""
+
+    RECORDED = "recorded"
+
+    def __repr__(self) -> str:
+        return "RECORDED"
+
+
+RECORDED = Recorded.RECORDED
 
 
 @dataclass(frozen=True)
@@ -82,8 +96,8 @@ class _Style:
 def report(
     comparison: pl.DataFrame,
     *,
-    test: Test,
-    correction: Correction,
+    test: Test | Recorded = RECORDED,
+    correction: Correction | Recorded = RECORDED,
     measures: str | Sequence[str] | None = None,
     digits: int = 4,
     alpha: float = 0.05,
@@ -97,9 +111,11 @@ def report(
         The table `lodestar_polars.compare` returns (its system column is the second column), or rows of it.
     test
         The test `compare` ran ("t", "permutation", "bootstrap" or "wilcoxon"), named in the legend.
+        RECORDED: the one a `Comparison` recorded; a plain DataFrame (a comparison passed through `select`,
+        `with_columns`, a file...) needs it.
     correction
-        The correction `compare` applied ("holm", "bonferroni" or None), named in the legend.  None is
-        refused when `p_adjusted` differs from `p_value` (the comparison was corrected).
+        The correction `compare` applied ("holm", "bonferroni" or None), named in the legend; RECORDED as
+        `test`.  None is refused when `p_adjusted` differs from `p_value` (the comparison was corrected).
     measures
         The measure(s) to show, as columns in this order.  None: every metric of the comparison, in its order.
     digits
@@ -119,8 +135,9 @@ def report(
     Raises
     ------
     ValueError
-        Not a comparison; an unknown or repeated measure; a bad option; `correction=None` for a corrected
-        comparison; a (metric, system) pair twice.
+        Not a comparison; an unknown or repeated measure; a bad option; a test or correction other than the
+        recorded one, or none for a plain DataFrame; `correction=None` for a corrected comparison; a
+        (metric, system) pair twice.
     ImportError
         `format="html"` without great-tables (the `report` extra).
 
@@ -135,7 +152,7 @@ def report(
     ...     }
     ... )
     >>> table = lp.compare(per_query, system="model", baseline="a", test="t", correction="holm")
-    >>> print(lp.report(table, test="t", correction="holm", alpha=0.1))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(lp.report(table, alpha=0.1))  # doctest: +NORMALIZE_WHITESPACE
     | model | ndcg@10 |
     |:---|---:|
     | a | 0.3500 |
@@ -146,14 +163,39 @@ def report(
 
     b's p-value is 0.078 (`scipy.stats.ttest_rel`), below 0.1; with one system compared Holm leaves it as it is.
     """
-    system_column = _validate(comparison, test=test, correction=correction, digits=digits, alpha=alpha, format=format)
+    # checked by _validate
+    named_test: Test = _recorded(comparison, "test", test)
+    named_correction: Correction = _recorded(comparison, "correction", correction)
+    system_column = _validate(
+        comparison, test=named_test, correction=named_correction, digits=digits, alpha=alpha, format=format
+    )
     chosen = _measures(comparison, measures)
-    summary = _summarise(comparison, system_column, chosen, test, correction, digits, alpha)
+    summary = _summarise(comparison, system_column, chosen, named_test, named_correction, digits, alpha)
     if format == "markdown":
         return _markdown(summary)
     if format == "latex":
         return _latex(summary)
     return _html(summary)
+
+
+def _recorded(comparison: object, option: Literal["test", "correction"], given: object) -> Any:
+    """The value of `option` for the report: the comparison's record, checked against a given value."""
+    if not isinstance(comparison, pl.DataFrame):
+        return given  # refused by _validate
+    if not isinstance(comparison, Comparison):
+        if given is RECORDED:
+            msg = (
+                f"report() needs {option}= for a plain DataFrame: only the Comparison compare returns (or its "
+                f"filter, sort, head...) records it; pass the {option} given to compare"
+            )
+            raise ValueError(msg)
+        return given
+    recorded = comparison.test if option == "test" else comparison.correction
+    valid = get_args(Test) if option == "test" else tuple(CORRECTION_NAMES)
+    if given is not RECORDED and given in valid and given != recorded:
+        msg = f"{option}={given!r} contradicts the comparison, which compare made with {option}={recorded!r}"
+        raise ValueError(msg)
+    return recorded if given is RECORDED else given  # an invalid value is refused by _validate
 
 
 def _validate(

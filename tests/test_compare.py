@@ -7,8 +7,13 @@ compared to 1e-10; Monte Carlo ones within a stated number of standard errors.
 
 from __future__ import annotations
 
+import copy
+import io
 import math
+import os
+import pickle
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,7 +22,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import lodestar_polars as lp
-from lodestar_polars.compare import Correction, Test
+from lodestar_polars.compare import Comparison, Correction, Test
 
 stats = pytest.importorskip("scipy.stats")
 multitest = pytest.importorskip("statsmodels.stats.multitest")
@@ -550,3 +555,156 @@ def test_same_rankings_in_another_row_order_are_ties(test: Test) -> None:
     assert got["p_value"] == 1.0
     assert (got["delta"], got["effect_size"]) == (0.0, 0.0)
     assert (got["wins"], got["ties"], got["losses"]) == (0, len(a), 0)
+
+
+# --- the Comparison it returns: printed whole, its options recorded ----------------------------------------
+
+
+def four_query_comparison() -> pl.DataFrame:
+    """The docstring's example: a = (.2, .4, .5, .3), b = (.5, .6, .5, .7), deltas (.3, .2, 0, .4)."""
+    per_query = pl.DataFrame(
+        {
+            "model": ["a"] * 4 + ["b"] * 4,
+            "query": [1, 2, 3, 4] * 2,
+            "ndcg@10": [0.2, 0.4, 0.5, 0.3, 0.5, 0.6, 0.5, 0.7],
+        }
+    )
+    return lp.compare(per_query, system="model", baseline="a", test="t", correction="bonferroni")
+
+
+@pytest.fixture
+def default_display(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Polars' default display settings, with no limit set by the environment."""
+    for variable in ("POLARS_FMT_MAX_COLS", "POLARS_FMT_MAX_ROWS", "POLARS_TABLE_WIDTH"):
+        monkeypatch.delenv(variable, raising=False)
+    with pl.Config(restore_defaults=True) as config:
+        yield config
+
+
+def test_a_comparison_prints_every_column(default_display: Any) -> None:
+    # by hand, with t = t_{0.975, 3} = 3.182446: a's mean 0.35, sd sqrt(0.05 / 3) = 0.129099, half-width
+    # t * sd / 2 = 0.205426; b's mean 0.575, sd sqrt(0.0275 / 3) = 0.095743, half-width 0.152348; the deltas'
+    # mean 0.225, sd sqrt(0.0875 / 3) = 0.170783, half-width 0.271753, effect size 0.225 / 0.170783 = 1.317465;
+    # T = 0.225 / (0.170783 / 2) = 2.634935 on 3 degrees of freedom, p = 0.077994 (one system: Bonferroni
+    # leaves it); wins 3, ties 1 (query 3), losses 0
+    expected = """\
+shape: (2, 15)
+┌─────────┬───────┬─────────┬───────┬──────────┬──────────┬───────┬──────────────┬───────────────┬──────────┬────────────┬─────────────┬──────┬──────┬────────┐
+│ metric  ┆ model ┆ queries ┆ mean  ┆ ci_low   ┆ ci_high  ┆ delta ┆ delta_ci_low ┆ delta_ci_high ┆ p_value  ┆ p_adjusted ┆ effect_size ┆ wins ┆ ties ┆ losses │
+│ ---     ┆ ---   ┆ ---     ┆ ---   ┆ ---      ┆ ---      ┆ ---   ┆ ---          ┆ ---           ┆ ---      ┆ ---        ┆ ---         ┆ ---  ┆ ---  ┆ ---    │
+│ str     ┆ str   ┆ u32     ┆ f64   ┆ f64      ┆ f64      ┆ f64   ┆ f64          ┆ f64           ┆ f64      ┆ f64        ┆ f64         ┆ u32  ┆ u32  ┆ u32    │
+╞═════════╪═══════╪═════════╪═══════╪══════════╪══════════╪═══════╪══════════════╪═══════════════╪══════════╪════════════╪═════════════╪══════╪══════╪════════╡
+│ ndcg@10 ┆ b     ┆ 4       ┆ 0.575 ┆ 0.422652 ┆ 0.727348 ┆ 0.225 ┆ -0.046753    ┆ 0.496753      ┆ 0.077994 ┆ 0.077994   ┆ 1.317465    ┆ 3    ┆ 1    ┆ 0      │
+│ ndcg@10 ┆ a     ┆ 4       ┆ 0.35  ┆ 0.144574 ┆ 0.555426 ┆ null  ┆ null         ┆ null          ┆ null     ┆ null       ┆ null        ┆ null ┆ null ┆ null   │
+└─────────┴───────┴─────────┴───────┴──────────┴──────────┴───────┴──────────────┴───────────────┴──────────┴────────────┴─────────────┴──────┴──────┴────────┘"""  # noqa: E501
+    table = four_query_comparison()
+    assert isinstance(table, pl.DataFrame)
+    assert str(table) == expected
+    assert repr(table) == expected
+    # what a plain frame of the same data shows: some columns only
+    assert "┆ …" in str(pl.DataFrame(table))
+
+
+def printed_rows(table: pl.DataFrame) -> int:
+    lines = str(table).splitlines()
+    start = next(index for index, line in enumerate(lines) if line.startswith("╞"))
+    return sum(line.startswith("│") for line in lines[start:])
+
+
+def test_a_comparison_prints_every_row_and_keeps_the_users_limits(default_display: Any) -> None:
+    frame = per_query_frame(12, seed=21)
+    metrics = [f"m{index}" for index in range(3)]
+    table = lp.compare(frame.with_columns(pl.col("ndcg@10").alias(name) for name in metrics), system="model")
+    assert table.height == 16  # 4 metrics x 4 systems: more than Polars' 8 printed rows and 10 HTML rows
+    assert "…" not in str(table)
+    assert printed_rows(table) == 16
+    html = table._repr_html_()
+    body = html.partition("<tbody>")[2]
+    assert body.count("<tr>") == 16
+    assert body.count("<td>") == 16 * 15
+    assert "&hellip;" not in html and "…" not in html
+    # limits the user set are the user's
+    default_display.set_tbl_cols(4)
+    default_display.set_tbl_rows(3)
+    header = str(table).splitlines()[2]
+    assert [cell.strip() for cell in header.strip("│").split("┆")] == ["metric", "model", "…", "ties", "losses"]
+    assert printed_rows(table) == 4  # 3 and the "…" row
+    # and the settings are back as they were
+    assert "POLARS_FMT_MAX_COLS" in os.environ and os.environ["POLARS_FMT_MAX_COLS"] == "4"
+    default_display.set_tbl_cols(None)
+    default_display.set_tbl_rows(None)
+    str(table)
+    assert "POLARS_FMT_MAX_COLS" not in os.environ and "POLARS_TABLE_WIDTH" not in os.environ
+
+
+def test_a_comparison_records_its_options() -> None:
+    frame = per_query_frame(12, seed=22)
+    table = lp.compare(
+        frame,
+        system="model",
+        baseline="dense",
+        test="permutation",
+        correction=None,
+        confidence=0.9,
+        n_resamples=99,
+        seed=3,
+    )
+    assert (table.test, table.correction, table.baseline) == ("permutation", None, "dense")
+    assert (table.confidence, table.n_resamples, table.seed) == (0.9, 99, 3)
+    default = lp.compare(frame, system="model")
+    assert (default.test, default.correction, default.baseline, default.seed) == ("t", "holm", None, None)
+
+
+KEEP_ROWS = {
+    "filter": lambda t: t.filter(pl.col("model") != "bm25"),
+    "sort": lambda t: t.sort("mean"),
+    "head": lambda t: t.head(2),
+    "tail": lambda t: t.tail(2),
+    "slice": lambda t: t.slice(1, 2),
+    "limit": lambda t: t.limit(1),
+    "clone": lambda t: t.clone(),
+    "clear": lambda t: t.clear(),
+    "clear(2)": lambda t: t.clear(2),
+    "rows of t[...]": lambda t: t[1:3],
+    "copy.copy": lambda t: copy.copy(t),
+    "copy.deepcopy": lambda t: copy.deepcopy(t),
+    "pickle": lambda t: pickle.loads(pickle.dumps(t)),
+}
+PLAIN = {
+    "select": lambda t: t.select("metric", "model", "mean"),
+    "with_columns": lambda t: t.with_columns(pl.col("mean") * 2),
+    "drop": lambda t: t.drop("wins"),
+    "rename": lambda t: t.rename({"wins": "won"}),
+    "columns of t[...]": lambda t: t[:, :3],
+    "join": lambda t: t.join(t, on=["metric", "model"]),
+    "pl.concat": lambda t: pl.concat([t, t]),
+    "lazy": lambda t: t.lazy().collect(),
+    "group_by": lambda t: t.group_by("model").agg(pl.len()),
+    "unique": lambda t: t.unique(),
+    "sample": lambda t: t.sample(2, seed=0),
+    "transpose": lambda t: t.transpose(),
+    "fill_null": lambda t: t.fill_null(0),
+    "cast": lambda t: t.cast({"wins": pl.Int64}),
+    "Comparison(data)": lambda t: type(t)({"a": [1, 2]}),
+    "deserialize": lambda t: type(t).deserialize(io.BytesIO(t.serialize())),
+}
+
+
+@pytest.mark.parametrize("derive", list(KEEP_ROWS.values()), ids=list(KEEP_ROWS))
+def test_frames_with_its_columns_and_some_of_its_rows_keep_the_record(derive: Callable[[Any], Any]) -> None:
+    table = lp.compare(per_query_frame(12, seed=23), system="model", baseline="bm25", test="wilcoxon")
+    derived = derive(table)
+    assert isinstance(derived, Comparison)
+    assert derived.schema == table.schema
+    assert (derived.test, derived.correction, derived.baseline) == ("wilcoxon", "holm", "bm25")
+    assert str(derived).startswith(f"shape: ({derived.height}, 15)")
+    assert "…" not in str(derived) and "…" not in derived._repr_html_()
+
+
+@pytest.mark.parametrize("derive", list(PLAIN.values()), ids=list(PLAIN))
+def test_other_frames_made_from_it_are_plain_dataframes(derive: Callable[[Any], Any]) -> None:
+    table = lp.compare(per_query_frame(12, seed=23), system="model", baseline="bm25", test="wilcoxon")
+    derived = derive(table)
+    assert type(derived) is pl.DataFrame
+    assert str(derived).startswith("shape: (")
+    assert derived._repr_html_().startswith("<div>")

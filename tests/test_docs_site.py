@@ -1,8 +1,10 @@
 """The documentation site, built with `mkdocs build --strict` and opened in headless Chromium.
 
-The home page, one API reference page and the comparison page (with its pictures) must load without a console
+The home page, one API reference page, the comparison page and the plot gallery must load without a console
 error (a failed image or script load is one), show their images (each `<img>` decoded, with a size) and render
-something other than a blank page (a screenshot whose pixels are not all one colour).
+something other than a blank page (a screenshot whose pixels are not all one colour).  The pictures of the
+comparison page and of the gallery, made when the site is built (docs/_hooks.py), must not be one colour, and
+the HTML report the comparison page writes must render its table without a console error.
 
 Skips with the reason where mkdocs (the `docs` extra), selenium, Chromium or chromedriver is missing, unless
 LODESTAR_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.  SITE_DIR, when set, names a site already
@@ -20,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,9 @@ PAGES = {
     "home": "index.html",
     "API reference": "api/namespace/index.html",
     "comparing systems and the pictures": "compare/index.html",
+    "plot gallery": "plots/index.html",
 }
+REPORT = "compare_report.html"
 
 
 def first_on_path(names: tuple[str, ...]) -> str | None:
@@ -142,13 +147,84 @@ def test_page_loads_without_console_errors_and_images_render(page: str, browser:
     assert low != high, f"{page}: the screenshot is one colour {low}: a blank page"
 
 
-def test_comparison_page_shows_its_four_pictures(browser: Any, served: str) -> None:
-    load(browser, served + PAGES["comparing systems and the pictures"])
-    sources = browser.execute_script("return [...document.images].map(i => i.getAttribute('src'))")
-    pictures = {Path(source).name for source in sources}
-    expected = {f"compare_{name}.png" for name in ("means", "per_query_delta", "distribution", "cutoff_curve")}
-    assert expected <= pictures, f"the comparison page shows {sorted(pictures)}"
-    for name in expected:
-        picture = Image.open(REPO_ROOT / "docs" / name).convert("RGB")
+def page_images(browser: Any, served: str, page: str) -> dict[str, Image.Image]:
+    """The pictures `page` shows, by file name, as the site serves them."""
+    load(browser, served + PAGES[page])
+    sources = browser.execute_script("return [...document.images].map(i => i.currentSrc || i.src)")
+    pictures = {}
+    for source in sources:
+        with urllib.request.urlopen(source, timeout=60) as response:
+            pictures[Path(source).name] = Image.open(io.BytesIO(response.read())).convert("RGB")
+    return pictures
+
+
+def assert_not_one_colour(pictures: dict[str, Image.Image]) -> None:
+    for name, picture in pictures.items():
         low, high = zip(*picture.getextrema(), strict=True)
-        assert low != high, f"docs/{name} is one colour"
+        assert low != high, f"{name} is one colour {low}"
+        assert min(picture.size) >= 100, f"{name} is {picture.size} pixels"
+
+
+def test_comparison_page_shows_its_four_pictures(browser: Any, served: str) -> None:
+    pictures = page_images(browser, served, "comparing systems and the pictures")
+    expected = {f"compare_{name}.png" for name in ("means", "per_query_delta", "distribution", "cutoff_curve")}
+    assert expected <= set(pictures), f"the comparison page shows {sorted(pictures)}"
+    assert_not_one_colour(pictures)
+
+
+def test_the_gallery_shows_every_plot_made_at_build_time(browser: Any, served: str) -> None:
+    pictures = page_images(browser, served, "plot gallery")
+    expected = {
+        f"plot_{name}.png"
+        for name in (
+            "means",
+            "means_worse",
+            "per_query_delta",
+            "distribution",
+            "cutoff_curve",
+            "cutoff_curve_precision",
+        )
+    }
+    assert set(pictures) == expected, f"the gallery shows {sorted(pictures)}"
+    assert_not_one_colour(pictures)
+    # made by the build from the page's code, not kept in the source tree
+    assert not [name for name in expected if (REPO_ROOT / "docs" / name).exists()]
+
+
+def test_the_html_report_renders_its_table(browser: Any, served: str) -> None:
+    browser.get_log("browser")
+    load(browser, served + REPORT)
+    # the page names no icon, so Chromium asks for the server's /favicon.ico, which the site has not
+    errors = [
+        entry
+        for entry in browser.get_log("browser")
+        if entry["level"] == "SEVERE" and not entry["message"].startswith(served + "favicon.ico ")
+    ]
+    assert not errors, f"{REPORT}: console errors: {errors}"
+    table = browser.execute_script(
+        "const table = document.querySelector('table');"
+        "if (!table) return null;"
+        "const texts = cells => [...cells].map(c => c.innerText.trim());"
+        "return {"
+        "  headers: texts(table.querySelectorAll('thead th')),"
+        "  rows: [...table.querySelectorAll('tbody tr')].map(r => texts(r.querySelectorAll('th, td'))),"
+        "  bold: [...table.querySelectorAll('tbody td')]"
+        "    .filter(c => Number(getComputedStyle(c).fontWeight) >= 700).map(c => c.innerText.trim()),"
+        "  note: texts(table.querySelectorAll('tfoot')).join(' '),"
+        "  height: table.getBoundingClientRect().height,"
+        "};"
+    )
+    assert table is not None, f"{REPORT} has no table"
+    # the comparison page's table: hybrid best and significantly better than bm25 on both measures
+    assert table["headers"] == ["model", "ndcg@5", "ndcg@10"]
+    assert table["rows"] == [
+        ["bm25", "0.6289", "0.6865"],
+        ["hybrid", "0.7183†", "0.7644†"],
+        ["dense", "0.6500", "0.7086"],
+    ]
+    assert table["bold"] == ["0.7183†", "0.7644†"]
+    assert "significantly better than bm25 (two-sided paired permutation test" in table["note"]
+    assert table["height"] > 50
+    screenshot = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB")
+    low, high = zip(*screenshot.getextrema(), strict=True)
+    assert low != high, f"{REPORT}: the screenshot is one colour {low}: a blank page"

@@ -22,13 +22,15 @@ writes data that examples above it read); `given FILE, FILE` writes those files 
 the package's `example_systems()` (a name with "qrels" in it gets judgments, any other a run: they stand for
 the reader's own TREC files); `skip PROGRAM lines (reason)` runs a bash block's other lines only;
 `uses PAGE (reason)` first runs the setup blocks of PAGE (a path from the repository root) in this page's folder
-and namespace (the data they write is read here).
+and namespace (the data they write is read here); `needs MODULE (reason)` runs the block where MODULE can be
+imported and skips it with the reason elsewhere (a tool outside the test extra: the page says so too).
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -58,6 +60,7 @@ SKIP = re.compile(r"^skip \((.+)\)$")
 SETUP = re.compile(r"^setup(?: \((.+)\))?$")
 GIVEN = re.compile(r"^given (.+)$")
 USES = re.compile(r"^uses (\S+)(?: \((.+)\))?$")
+NEEDS = re.compile(r"^needs (\S+) \((.+)\)$")
 VALUE_COMMENT = re.compile(r"^#\s*(?:[^:=#]*=\s*)?(-?\d+(?:\.\d+)?)(?=[:\s]|$)")
 BOX_EDGE = re.compile(r"^[┌╞├└]")
 CLI_PROGRAM = "lodestar-polars"
@@ -317,6 +320,9 @@ class PageRun:
         skipped = block.directive(SKIP)
         if skipped is not None:
             pytest.skip(f"{block.label}: {skipped.group(1)}")
+        needs = block.directive(NEEDS)
+        if needs is not None and importlib.util.find_spec(needs.group(1)) is None:
+            pytest.skip(f"{block.label}: {needs.group(1)} is not installed: {needs.group(2)}")
         uses = block.directive(USES)
         if uses is not None and uses.group(1) not in self.used:
             self.used.add(uses.group(1))
@@ -354,7 +360,7 @@ def test_block_runs_as_written(block: Block, page_runs: dict[str, PageRun], monk
 
 
 def test_directives_are_known_and_every_python_block_runs() -> None:
-    known = (SKIP, SKIP_LINES, SETUP, GIVEN, USES)
+    known = (SKIP, SKIP_LINES, SETUP, GIVEN, USES, NEEDS)
     for block in BLOCKS:
         for directive in block.directives:
             assert any(pattern.match(directive) for pattern in known), f"{block.label}: unknown directive {directive!r}"

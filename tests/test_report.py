@@ -407,12 +407,70 @@ def test_the_readme_comparison_renders_in_every_format(readme_comparison: pl.Dat
         assert table.notes == [README_LEGEND]
 
 
+# --- the test and the correction compare recorded --------------------------------------------------------
+
+
+def test_the_test_and_correction_come_from_the_comparison() -> None:
+    comparison = six_query_comparison("holm")
+    expected = lp.report(comparison, test="permutation", correction="holm")
+    assert lp.report(comparison) == expected
+    assert expected.endswith(
+        "(two-sided paired permutation test, Holm-adjusted p < 0.05). Bold: the best value of each measure."
+    )
+    # the rows of a comparison keep its record
+    assert lp.report(comparison.filter(pl.col("metric") == "recall").sort("mean")) == (
+        "| model | recall |\n"
+        "|:---|---:|\n"
+        "| a | 0.2500 |\n"
+        "| b | **0.8500** |\n"
+        "| c | **0.8500** |\n"
+        "\n"
+        "No system differs significantly from a (two-sided paired permutation test, Holm-adjusted p < 0.05). "
+        "Bold: the best value of each measure."
+    )
+    assert lp.report(six_query_comparison(None), alpha=0.04).startswith(
+        "| model | ndcg@10 | recall |\n|:---|---:|---:|\n| a | 0.3500 | 0.2500 |\n| b | **0.5000**† | **0.8500**† |"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"test": "t"}, r"test='t' contradicts the comparison, which compare made with test='permutation'"),
+        (
+            {"correction": "bonferroni"},
+            r"correction='bonferroni' contradicts the comparison, which compare made with correction='holm'",
+        ),
+        (
+            {"correction": None},
+            r"correction=None contradicts the comparison, which compare made with correction='holm'",
+        ),
+    ],
+)
+def test_a_test_or_correction_other_than_the_recorded_one_is_refused(options: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        lp.report(six_query_comparison("holm"), **options)  # type: ignore[arg-type]
+
+
+def test_a_plain_frame_needs_the_test_and_the_correction() -> None:
+    comparison = six_query_comparison(None)
+    plain = comparison.with_columns(pl.col("mean").round(2))
+    assert type(plain) is pl.DataFrame
+    with pytest.raises(ValueError, match=r"report\(\) needs test= for a plain DataFrame"):
+        lp.report(plain, correction=None)
+    with pytest.raises(ValueError, match=r"report\(\) needs correction= for a plain DataFrame"):
+        lp.report(plain, test="permutation")
+    assert lp.report(plain, test="permutation", correction=None).splitlines()[3] == "| b | **0.5000**† | **0.8500**† |"
+
+
 # --- what report refuses ------------------------------------------------------------------------------
 
 
 def test_correction_none_is_refused_for_a_corrected_comparison() -> None:
+    # a plain frame: it records no correction, so the p-values give it away
+    plain = pl.DataFrame(six_query_comparison("holm"))
     with pytest.raises(ValueError, match=r"correction=None, but the comparison was corrected: model '[bc]' on metric"):
-        lp.report(six_query_comparison("holm"), test="permutation", correction=None)
+        lp.report(plain, test="permutation", correction=None)
 
 
 @pytest.mark.parametrize(
