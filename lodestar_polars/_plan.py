@@ -66,6 +66,8 @@ from .measures._base import (
     IDEAL_POSITION,
     JUDGED_BEFORE,
     JUDGED_RELEVANT,
+    POOLED,
+    POOLED_BEFORE,
     POSITION,
     PREFIX,
     RELEVANCE,
@@ -216,9 +218,13 @@ def _with_judged_relevance(
     """Each run row gets its judged relevance: null when unjudged (or judged at a negative level), which
     `_with_gain_and_relevant` turns into gain 0 and not relevant, as trec_eval does."""
     judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
+    pooled = _needs(spec, Quantity.POOLED_BEFORE)
+    if pooled:  # in the qrels at any level, negative ones included
+        judged = judged.with_columns(pl.lit(True).alias(POOLED))
     on = [*names.query, *names.docs]
     # keep_order: ties="input" / "reverse" read the run's row order, and a plain join may deal rows out of order
-    return rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
+    joined = rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
+    return joined.with_columns(pl.col(POOLED).fill_null(False)) if pooled else joined
 
 
 def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyFrame:
@@ -309,6 +315,15 @@ def _judged_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
     position = pl.col(_threshold_position(spec))
     if judged:
         position = pl.when(pl.col(RELEVANCE).is_not_null()).then(position)
+    return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
+
+
+def _pooled_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
+    """For a pooled row (with judgments: in the qrels at any level; without: every row): the pooled rows
+    ranked above it, in the order the measures counting relevant rows read."""
+    position = pl.col(_threshold_position(spec))
+    if judged:
+        position = pl.when(pl.col(POOLED)).then(position)
     return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
 
 
@@ -844,6 +859,8 @@ def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average
         derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     if _needs(spec, Quantity.JUDGED_BEFORE):
         derived.append(_judged_before(spec, judged, names).alias(JUDGED_BEFORE))
+    if _needs(spec, Quantity.POOLED_BEFORE):
+        derived.append(_pooled_before(spec, judged, names).alias(POOLED_BEFORE))
     return rows.with_columns(derived) if derived else rows
 
 

@@ -448,6 +448,20 @@ def _refuse_average(measures: tuple[Measure, ...]) -> None:
             raise ValueError(msg)
 
 
+def _refuse_bounds_with_judgments(spec: Spec) -> None:
+    """A measure whose tie bounds with judgments are not the relevant-first / last orders refuses them."""
+    if spec.ties not in ("optimistic", "pessimistic"):
+        return
+    for measure in spec.measures:
+        reason = REGISTRY[measure.kind].refuses_bounds_with_judgments
+        if reason is not None:
+            msg = (
+                f"{measure.column} has no ties={spec.ties!r} bound with qrels= ({reason}); pass ties='doc' "
+                "(trec_eval's order: tied documents by descending doc id) or another deterministic tie mode."
+            )
+            raise ValueError(msg)
+
+
 def _check_roles(spec: Spec) -> None:
     """Output columns must not clash: the keys, the metric columns and the weight each keep their own name."""
     for name in spec.by:
@@ -576,6 +590,7 @@ def check_schema(spec: Spec, schema: pl.Schema, qrels_schema: pl.Schema | None) 
     if not spec.doc:
         msg = "qrels= joins judgments on (query, doc): pass doc='<column>' naming the run's document column."
         raise ValueError(msg)
+    _refuse_bounds_with_judgments(spec)
     _require_columns(qrels_schema, "qrels", {"query": spec.query, "doc": spec.doc})
     relevance = value_dtype(qrels_schema, "qrels", "relevance", spec.relevance)
     _require_numeric(relevance, "qrels", "relevance", spec.relevance.name, allow_boolean=True)

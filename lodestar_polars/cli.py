@@ -601,6 +601,7 @@ TREC_MEASURES = (
     TrecMeasure("iprec_at_recall", "iprec", TREC_RECALL_LEVELS, levels=True),
     TrecMeasure("P", "p", TREC_CUTOFFS),
     TrecMeasure("recall", "r", TREC_CUTOFFS),
+    TrecMeasure("infAP", "infap", None),
     TrecMeasure("ndcg", "ndcg", None),
     TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
     TrecMeasure("map_cut", "ap", TREC_CUTOFFS),

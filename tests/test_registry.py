@@ -117,6 +117,8 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "bpref": "bpref",
         "iprec": "iprec",
         "iprec_at_recall": "iprec",
+        "infap": "infap",
+        "inferred_ap": "infap",
     }
 
 

@@ -26,6 +26,7 @@ from . import (
     bpref,
     dcg,
     gm_map,
+    infap,
     iprec_at_recall,
     ndcg,
     num_rel,
@@ -54,6 +55,7 @@ REGISTRY: dict[str, Definition] = {
     rprec.MEASURE.name: rprec.MEASURE,
     bpref.MEASURE.name: bpref.MEASURE,
     iprec_at_recall.MEASURE.name: iprec_at_recall.MEASURE,
+    infap.MEASURE.name: infap.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]

@@ -36,6 +36,10 @@ RELEVANT = f"{PREFIX}relevant"
 RELEVANT_BEFORE = f"{PREFIX}relevant_before"
 # per judged row (with judgments: judged at a level >= 0; without: every row): the judged rows ranked above it
 JUDGED_BEFORE = f"{PREFIX}judged_before"
+# per row, with judgments: the document is in the qrels at any level (trec_eval's pool, with negative levels:
+# pooled, not assessed); per pooled row (without judgments: every row): the pooled rows ranked above it
+POOLED = f"{PREFIX}pooled"
+POOLED_BEFORE = f"{PREFIX}pooled_before"
 # per row: its query's relevant total R and judged non-relevant total N (`Quantity.QUERY_TOTALS`)
 ROW_RELEVANT_TOTAL = f"{PREFIX}row_relevant_total"
 ROW_NONRELEVANT_TOTAL = f"{PREFIX}row_nonrelevant_total"
@@ -99,6 +103,7 @@ class Quantity(enum.Enum):
     RELEVANT_COUNT = "the relevant rows (judged relevant documents with judgments) per query: `Context.relevant_total`"
     RELEVANT_BEFORE = "the relevant rows ranked above each relevant row (per block: `BLOCK_BEFORE`)"
     JUDGED_BEFORE = "the judged rows ranked above each judged row (`JUDGED_BEFORE`; deterministic tie modes)"
+    POOLED_BEFORE = "the pooled rows ranked above each pooled row (`POOLED_BEFORE`; deterministic tie modes)"
     QUERY_TOTALS = (
         "the query's R and judged non-relevant total N on every row (`ROW_RELEVANT_TOTAL`, `ROW_NONRELEVANT_TOTAL`):"
         " with judgments from all of the query's judged documents, retrieved or not"
@@ -251,6 +256,8 @@ class Definition:
       queries (`Summary`).
     - `refuses_average`: why it has no exact expectation over tied orders (ties="average" is then refused
       with that reason when the method is called); None when it has one.
+    - `refuses_bounds_with_judgments`: why ties="optimistic" / "pessimistic" are not its bounds with qrels=
+      (they are then refused with that reason); None when they are.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
     - `options`: its numeric options (`Option`, written `name(option=value,...)`); `with_options(values)` gives
       the measure with every option's value (defaults filled in); its terms must be named after the values,
@@ -274,6 +281,7 @@ class Definition:
     parameter: Parameter = "cutoff"
     at_level: Callable[[float], Definition] | None = None
     refuses_average: str | None = None
+    refuses_bounds_with_judgments: str | None = None
     derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
     row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
     query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
