@@ -131,6 +131,14 @@ class MeasureKind:
     def refuses_bounds_with_judgments(self) -> bool:
         return self.definition.refuses_bounds_with_judgments is not None
 
+    def refuses_bounds(self, judged: bool, gain: Any) -> bool:
+        """Refuses ties='optimistic' / 'pessimistic': infAP with judgments, ERR with a gain mapping that does not
+        order the grades."""
+        by_grade = self.definition.orders_by_grade and not _spec._orders_grades(
+            _spec._check_gain(gain, allow_negative=True)
+        )
+        return (judged and self.refuses_bounds_with_judgments) or by_grade
+
 
 MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("ndcg", "ndcg", "ndcg"),
@@ -148,6 +156,8 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("bpref", None, None),
     MeasureKind("iprec", None, None),
     MeasureKind("infap", None, None),
+    MeasureKind("err", None, None),
+    MeasureKind("nerr", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -301,12 +311,10 @@ class Case:
         return replace(self, ties="average", measures=tuple(m for m in self.measures if not m.kind.refuses_average))
 
     def accepting_bounds(self, ties: str) -> Case:
-        """The case under a tie bound without the measures that refuse it with judgments (it may hold none)."""
-        refused = self.qrels is not None
+        """The case under a tie bound without the measures that refuse it here (it may hold none)."""
+        judged = self.qrels is not None
         return replace(
-            self,
-            ties=ties,
-            measures=tuple(m for m in self.measures if not (refused and m.kind.refuses_bounds_with_judgments)),
+            self, ties=ties, measures=tuple(m for m in self.measures if not m.kind.refuses_bounds(judged, self.gain))
         )
 
 
@@ -393,9 +401,11 @@ def cases(
             chosen = accepting
         else:
             ties = draw(st.sampled_from([t for t in TIES_TO_DRAW if t != "average"]))
-    if judged and ties in ("optimistic", "pessimistic") and any(m.kind.refuses_bounds_with_judgments for m in chosen):
-        # refused with judgments (infAP: its own property); the other measures of the call still meet the bound
-        accepting = tuple(m for m in chosen if not m.kind.refuses_bounds_with_judgments)
+    gain = draw(st.sampled_from(GAINS))
+    if ties in ("optimistic", "pessimistic") and any(m.kind.refuses_bounds(judged, gain) for m in chosen):
+        # refused (infAP with judgments, ERR with a gain mapping not ordering the grades: tests of their own);
+        # the other measures of the call still meet the bound
+        accepting = tuple(m for m in chosen if not m.kind.refuses_bounds(judged, gain))
         if accepting:
             chosen = accepting
         else:
@@ -408,7 +418,7 @@ def cases(
         weight="weight" if weighted else None,
         measures=chosen,
         ties=ties,
-        gain=draw(st.sampled_from(GAINS)),
+        gain=gain,
         threshold=draw(st.sampled_from(THRESHOLDS)),
         no_relevant=draw(st.sampled_from([0.0, 1.0, None])),
         missing_queries=missing_queries,
