@@ -769,12 +769,18 @@ def _relevance_character(relevance: int | None) -> str:
 
 
 def relstrings(top: pl.DataFrame) -> dict[str, str]:
-    """Each query's relstring from `relstring_plan`'s rows (a query of the judgments missing from the run, as
-    trec_eval's -c, has none: '')."""
+    """Each query's relstring from `relstring_plan`'s rows (a query of the judgments missing from the run has
+    none: `missing_relstring`)."""
     characters: dict[str, list[tuple[int, str]]] = {}
     for query, position, relevance in top.iter_rows():
         characters.setdefault(query, []).append((position, _relevance_character(relevance)))
     return {query: "".join(c for _, c in sorted(pairs)) for query, pairs in characters.items()}
+
+
+def missing_relstring(printed: str, length: int) -> str:
+    """The relstring of a judged query missing from the run (-c): trec_eval ranks one made-up document, not
+    judged ('-'), then clears the string of the measure named `relstring`, but not of `relstring_N`."""
+    return "" if printed == "relstring" else "-"[:length]
 
 
 def _trec_value(measure: TrecMeasure, value: float) -> str:
@@ -836,7 +842,8 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         for row in rows:
             for name in requested:
                 if name == "relstring" and relstring is not None:
-                    out.append(_trec_line(relstring[0], row["query"], f"'{strings.get(row['query'], '')}'"))
+                    text = strings.get(row["query"], missing_relstring(*relstring))
+                    out.append(_trec_line(relstring[0], row["query"], f"'{text}'"))
                 out += [
                     _trec_line(printed, row["query"], _trec_value(measure, row[column]))
                     for measure, printed, column in columns
