@@ -159,3 +159,31 @@ def test_judged_grades_above_4_are_refused_and_negative_ones_are_unjudged() -> N
     result = run.rank_metrics.evaluate("err", doc="doc", qrels=negative, ties="doc")
     assert result["err"].item() == pytest.approx(stop(2) / 2, rel=1e-15)
     assert math.isfinite(result["err"].item())
+
+
+@pytest.mark.parametrize(("grades", "start"), [([0, 1, 2, 4], 0), ([3, 3, 1], 2), ([4, 0, 0, 2, 1], 5)])
+def test_the_tie_block_expectation_the_refusal_cites_is_polynomial_but_needs_symmetric_polynomials(
+    grades: list[int], start: int
+) -> None:
+    """The docstring's formula for a tie block at positions start+1..start+n (continuation 1 above it): the
+    mean over its n! orders of its ERR part equals sum_t [(n-t+1) e_{t-1} - t e_t] / (n C(n-1, t-1) (s+t)),
+    e_j the elementary symmetric polynomials of x_i = 1 - R_i: exact, but no fixed set of block sums gives
+    every e_j, so the plan refuses ties='average'."""
+    n = len(grades)
+    x = [1.0 - stop(g) for g in grades]
+    e = [1.0] + [0.0] * n
+    for value in x:  # e_j of the x seen so far, highest j first
+        for j in range(n, 0, -1):
+            e[j] += value * e[j - 1]
+    formula = sum(
+        ((n - t + 1) * e[t - 1] - t * (e[t] if t <= n else 0.0)) / (n * math.comb(n - 1, t - 1) * (start + t))
+        for t in range(1, n + 1)
+    )
+    orders = list(itertools.permutations(grades))
+    brute_force = 0.0
+    for order in orders:
+        continuation = 1.0
+        for offset, grade in enumerate(order, start=1):
+            brute_force += stop(grade) * continuation / (start + offset)
+            continuation *= 1.0 - stop(grade)
+    assert formula == pytest.approx(brute_force / len(orders), rel=1e-12)
