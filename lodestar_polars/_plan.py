@@ -60,12 +60,16 @@ from ._spec import Measure, Spec
 from .measures import REGISTRY, Definition, Quantity
 from .measures._base import (
     BLOCK_SIZE,
+    CONTINUATION,
     DISCOUNT,
+    ERR_MAX_GRADE,
     GAIN,
     IDEAL_DISCOUNT,
     IDEAL_POSITION,
     JUDGED_BEFORE,
     JUDGED_RELEVANT,
+    POOLED,
+    POOLED_BEFORE,
     POSITION,
     PREFIX,
     RELEVANCE,
@@ -84,6 +88,8 @@ from .measures._base import (
     cut,
     cut_at,
     ideal_dcg,
+    ideal_err,
+    stopping_probability,
 )
 
 _P = PREFIX
@@ -97,6 +103,8 @@ HAS_JUDGMENTS = f"{_P}has_judgments"
 IN_RUN = f"{_P}in_run"
 SCORED = f"{_P}scored"
 UNJUDGED = f"{_P}unjudged"
+ERR_IDEAL_POSITION = f"{_P}err_ideal_position"
+ERR_IDEAL_CONTINUATION = f"{_P}err_ideal_continuation"
 
 
 def key(index: int) -> str:
@@ -216,9 +224,13 @@ def _with_judged_relevance(
     """Each run row gets its judged relevance: null when unjudged (or judged at a negative level), which
     `_with_gain_and_relevant` turns into gain 0 and not relevant, as trec_eval does."""
     judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
+    pooled = _needs(spec, Quantity.POOLED_BEFORE)
+    if pooled:  # in the qrels at any level, negative ones included
+        judged = judged.with_columns(pl.lit(True).alias(POOLED))
     on = [*names.query, *names.docs]
     # keep_order: ties="input" / "reverse" read the run's row order, and a plain join may deal rows out of order
-    return rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
+    joined = rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
+    return joined.with_columns(pl.col(POOLED).fill_null(False)) if pooled else joined
 
 
 def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyFrame:
@@ -312,6 +324,15 @@ def _judged_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
     return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
 
 
+def _pooled_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
+    """For a pooled row (with judgments: in the qrels at any level; without: every row): the pooled rows
+    ranked above it, in the order the measures counting relevant rows read."""
+    position = pl.col(_threshold_position(spec))
+    if judged:
+        position = pl.when(pl.col(POOLED)).then(position)
+    return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
+
+
 def _with_query_totals(
     rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
 ) -> pl.LazyFrame:
@@ -384,7 +405,32 @@ def _block_sums(terms: Terms) -> list[pl.Expr]:
 
 
 def _ideal_columns(spec: Spec) -> list[str]:
-    return [ideal_dcg(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)]
+    dcg = [ideal_dcg(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)]
+    return dcg + [ideal_err(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_ERR)]
+
+
+def _with_ideal_err_rows(rows: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.LazyFrame:
+    """Each row's position by descending grade and its continuation in that order (the ideal ERR's)."""
+    if not _needs(spec, Quantity.IDEAL_ERR):
+        return rows
+    position = pl.col(RELEVANCE).cast(pl.Float64).rank("ordinal", descending=True).over(keys)
+    rows = rows.with_columns(position.alias(ERR_IDEAL_POSITION))
+    return rows.with_columns(_continuation(keys, ERR_IDEAL_POSITION).alias(ERR_IDEAL_CONTINUATION))
+
+
+def _continuation(keys: list[str], position: str) -> pl.Expr:
+    """ERR's product over the rows ranked above of 1 - their stopping probability, in `position` order."""
+    kept = 1.0 - stopping_probability(pl.col(RELEVANCE))
+    return kept.cum_prod().shift(1, fill_value=1.0).over(keys, order_by=position)
+
+
+def _ideal_err_terms(spec: Spec) -> list[pl.Expr]:
+    position = pl.col(ERR_IDEAL_POSITION)
+    found = stopping_probability(pl.col(RELEVANCE)) * pl.col(ERR_IDEAL_CONTINUATION) / position.cast(pl.Float64)
+    return [
+        cut(found, ERR_IDEAL_POSITION, cutoff).sum().alias(ideal_err(cutoff))
+        for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_ERR)
+    ]
 
 
 def _ideal_terms(spec: Spec) -> list[pl.Expr]:
@@ -440,6 +486,8 @@ def _aggregate(
         extra += [pl.col(WEIGHT).min().alias(WEIGHT_MIN), pl.col(WEIGHT).max().alias(WEIGHT_MAX)]
     if _needs(spec, Quantity.IDEAL_DCG) and not judged:
         extra += _ideal_terms(spec)
+    if _needs(spec, Quantity.IDEAL_ERR) and not judged:
+        extra += _ideal_err_terms(spec)
     counters = [expression for check in checks for expression in check.aggregations()]
     if names.hashed:
         extra += [pl.col(k).first() for k in names.keys]
@@ -661,6 +709,20 @@ def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
     if _needs(spec, Quantity.GAIN):
         # the qrels relevance column is named: the run may have a relevance column of its own
         checks += _gain_checks(spec, f"qrels relevance column {quoted(spec.relevance.name)}: ")
+    if _needs(spec, Quantity.CONTINUATION):
+        above = raw.cast(pl.Float64) > ERR_MAX_GRADE
+        checks.append(
+            DataCheck(
+                f"{_P}qrels_err_grade",
+                above.sum(),
+                message(
+                    ValueError,
+                    f"qrels relevance {{value}} (query {{query}}) is above ERR's largest grade {ERR_MAX_GRADE}: "
+                    f"its stopping probability (2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1).",
+                ),
+                _first(raw, above),
+            )
+        )
     return checks
 
 
@@ -769,10 +831,13 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     rows = rows.with_columns(windows)
     if _needs(spec, Quantity.IDEAL_DCG):
         rows = rows.with_columns(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
+    rows = _with_ideal_err_rows(rows, spec, names.query)
     checks = _qrels_checks(spec, names)
     aggregations = [(pl.col(RELEVANCE) > spec.threshold).sum().cast(pl.Float64).alias(JUDGED_RELEVANT)]
     if _needs(spec, Quantity.IDEAL_DCG):
         aggregations += _ideal_terms(spec)
+    if _needs(spec, Quantity.IDEAL_ERR):
+        aggregations += _ideal_err_terms(spec)
     counters = [expression for check in checks for expression in check.aggregations()]
     per_query = rows.group_by(names.query).agg(*aggregations, *counters)
     null_query = DataCheck(
@@ -844,6 +909,10 @@ def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average
         derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     if _needs(spec, Quantity.JUDGED_BEFORE):
         derived.append(_judged_before(spec, judged, names).alias(JUDGED_BEFORE))
+    if _needs(spec, Quantity.POOLED_BEFORE):
+        derived.append(_pooled_before(spec, judged, names).alias(POOLED_BEFORE))
+    if _needs(spec, Quantity.CONTINUATION):
+        derived.append(_continuation(names.group, POSITION).alias(CONTINUATION))
     return rows.with_columns(derived) if derived else rows
 
 
@@ -883,6 +952,8 @@ def _flagged_per_query(
     if _averages_blocks(spec, judged) and not late:
         windows.append(pl.col(SCORE).is_duplicated().over(names.group).alias(TIED))
     rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
+    if not judged:
+        rows = _with_ideal_err_rows(rows, spec, names.group)
     terms_rows = None
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)

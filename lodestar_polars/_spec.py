@@ -7,6 +7,7 @@ counters in `_plan.py`.  A `Spec` holds settings only; data (the judgments) trav
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -433,6 +434,7 @@ def make_spec(
         missing_queries=_MISSING_QUERIES_BY_NAME[missing_queries],
     )
     _check_roles(spec)
+    _refuse_bounds_by_gain(spec)
     return spec
 
 
@@ -444,6 +446,46 @@ def _refuse_average(measures: tuple[Measure, ...]) -> None:
             msg = (
                 f"{measure.column} has no exact expectation under ties='average' ({reason}); pass ties='doc' "
                 "(trec_eval's order: tied documents by descending doc id) or another deterministic tie mode."
+            )
+            raise ValueError(msg)
+
+
+def _refuse_bounds_with_judgments(spec: Spec) -> None:
+    """A measure whose tie bounds with judgments are not the relevant-first / last orders refuses them."""
+    if spec.ties not in ("optimistic", "pessimistic"):
+        return
+    for measure in spec.measures:
+        reason = REGISTRY[measure.kind].refuses_bounds_with_judgments
+        if reason is not None:
+            msg = (
+                f"{measure.column} has no ties={spec.ties!r} bound with qrels= ({reason}); pass ties='doc' "
+                "(trec_eval's order: tied documents by descending doc id) or another deterministic tie mode."
+            )
+            raise ValueError(msg)
+
+
+def _orders_grades(gain: GainName | tuple[tuple[float, float], ...]) -> bool:
+    """Whether ordering by gain orders by grade: the gain strictly increases with the label, and is positive
+    above label 0 (an unjudged document's gain is 0)."""
+    if isinstance(gain, str):
+        return True
+    pairs = sorted(gain)
+    increasing = all(a[1] < b[1] for a, b in itertools.pairwise(pairs))
+    return increasing and all(value > 0 for label, value in pairs if label > 0)
+
+
+def _refuse_bounds_by_gain(spec: Spec) -> None:
+    """The tie bounds order a tie block by gain: a measure whose best order is by grade refuses them with a
+    gain mapping that orders the grades otherwise."""
+    gain = spec.gain
+    if spec.ties not in ("optimistic", "pessimistic") or isinstance(gain, str) or _orders_grades(gain):
+        return
+    for measure in spec.measures:
+        if REGISTRY[measure.kind].orders_by_grade:
+            msg = (
+                f"{measure.column} orders a tie block by relevance grade, but ties={spec.ties!r} orders it by the "
+                f"gain mapping {dict(gain)!r}, which does not increase strictly with the grade (positive above "
+                "0); pass gain='linear' or 'exponential', an increasing mapping, or a deterministic tie mode."
             )
             raise ValueError(msg)
 
@@ -576,6 +618,7 @@ def check_schema(spec: Spec, schema: pl.Schema, qrels_schema: pl.Schema | None) 
     if not spec.doc:
         msg = "qrels= joins judgments on (query, doc): pass doc='<column>' naming the run's document column."
         raise ValueError(msg)
+    _refuse_bounds_with_judgments(spec)
     _require_columns(qrels_schema, "qrels", {"query": spec.query, "doc": spec.doc})
     relevance = value_dtype(qrels_schema, "qrels", "relevance", spec.relevance)
     _require_numeric(relevance, "qrels", "relevance", spec.relevance.name, allow_boolean=True)

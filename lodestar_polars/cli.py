@@ -572,12 +572,13 @@ def command_evaluate(args: argparse.Namespace) -> int:
 class TrecMeasure:
     """One trec_eval measure: its name, the package measure it maps to, its default cut-offs (or recall levels)
     and how trec_eval prints it: "float" (%6.4f per query and in the summary), "count" (%ld per query, the sum
-    over queries in the summary) or "summary" (the summary line only, as gm_map)."""
+    over queries in the summary), "summary" (the summary line only, as gm_map) or "string" (relstring: a quoted
+    string per query, no summary line)."""
 
     name: str
     family: str | None  # None: computed here from the counts (runid, num_q)
     cutoffs: tuple[float, ...] | None  # None: one value, no cut-off; recall levels for iprec_at_recall
-    printed: Literal["float", "count", "summary"] = "float"
+    printed: Literal["float", "count", "summary", "string"] = "float"
     levels: bool = False  # the parameters are recall levels in [0, 1] (printed %3.2f), not cut-offs
     # other parameters: from the text after the first dot of `-m name.text` (None: no text, the defaults), the
     # (printed name, evaluate() measure name) of each value, in print order; it raises UsageError on bad text
@@ -600,7 +601,9 @@ TREC_MEASURES = (
     TrecMeasure("recip_rank", "rr", None),
     TrecMeasure("iprec_at_recall", "iprec", TREC_RECALL_LEVELS, levels=True),
     TrecMeasure("P", "p", TREC_CUTOFFS),
+    TrecMeasure("relstring", None, None, "string"),
     TrecMeasure("recall", "r", TREC_CUTOFFS),
+    TrecMeasure("infAP", "infap", None),
     TrecMeasure("ndcg", "ndcg", None),
     TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
     TrecMeasure("map_cut", "ap", TREC_CUTOFFS),
@@ -682,7 +685,7 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     >>> parse_trec_measures(["official"]).not_computed
     ()
     >>> parse_trec_measures(["all_trec"]).not_computed[:4]
-    ('relstring', 'unj', 'rbp', 'rbp_resid')
+    ('unj', 'rbp', 'rbp_resid', 'gm_bpref')
     """
     requested: dict[str, tuple[float, ...] | str | None] = {}
     not_computed: dict[str, None] = {}
@@ -700,8 +703,9 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
             supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
             msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
             raise UsageError(msg)
-        if measure.columns is not None:
-            measure.columns(parameters if dot else None)  # refuses bad parameters here
+        if measure.columns is not None or measure.printed == "string":
+            # refuses bad parameters here
+            (measure.columns or _relstring_length)(parameters if dot else None)
             requested.setdefault(name, parameters if dot else None)
             continue
         if dot and measure.cutoffs is None:
@@ -728,6 +732,57 @@ def _trec_columns(name: str, cutoffs: tuple[float, ...] | str | None) -> list[tu
     return [(f"{name}_{k:.0f}", f"{family}@{k:.0f}") for k in cutoffs]
 
 
+RELSTRING_LENGTH = 10
+
+
+def _relstring_length(parameters: str | None) -> tuple[str, int]:
+    """relstring's printed name and length N (the first N retrieved documents): `relstring` and 10, or with
+    `-m relstring.N` `relstring_N` (trec_eval prints the parameter text as given, and reads its first value,
+    truncated: `relstring.2.7` is relstring_2.7 of 2 documents)."""
+    if parameters is None:
+        return "relstring", RELSTRING_LENGTH
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(_DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure 'relstring.{parameters}': the length must be a non-negative number, e.g. relstring.20."
+        raise UsageError(msg)
+    return f"relstring_{parameters}", int(float(values[0]))
+
+
+def relstring_plan(run: pl.LazyFrame, qrels: pl.LazyFrame, length: int) -> pl.LazyFrame:
+    """The first `length` documents of each run query in trec_eval's order (score descending, then doc id
+    descending as text), their `position` and judged `relevance` (null: not in the judgments)."""
+    order = pl.struct(pl.col("score"), pl.col("doc").cast(pl.String)).rank("ordinal", descending=True)
+    ranked = run.select("query", "doc", order.over("query").alias("position"))
+    judged = qrels.select("query", "doc", "relevance")
+    top = ranked.filter(pl.col("position") <= length)
+    return top.join(judged, on=["query", "doc"], how="left").select("query", "position", "relevance")
+
+
+def _relevance_character(relevance: int | None) -> str:
+    """trec_eval's relstring character: the level 0-9, '>' above 9, '-' not in the judgments (not pooled), '.'
+    judged at a negative level (pooled, not assessed)."""
+    if relevance is None:
+        return "-"
+    if relevance < 0:
+        return "."
+    return ">" if relevance > 9 else str(relevance)
+
+
+def relstrings(top: pl.DataFrame) -> dict[str, str]:
+    """Each query's relstring from `relstring_plan`'s rows (a query of the judgments missing from the run has
+    none: `missing_relstring`)."""
+    characters: dict[str, list[tuple[int, str]]] = {}
+    for query, position, relevance in top.iter_rows():
+        characters.setdefault(query, []).append((position, _relevance_character(relevance)))
+    return {query: "".join(c for _, c in sorted(pairs)) for query, pairs in characters.items()}
+
+
+def missing_relstring(printed: str, length: int) -> str:
+    """The relstring of a judged query missing from the run (-c): trec_eval ranks one made-up document, not
+    judged ('-'), then clears the string of the measure named `relstring`, but not of `relstring_N`."""
+    return "" if printed == "relstring" else "-"[:length]
+
+
 def _trec_value(measure: TrecMeasure, value: float) -> str:
     return f"{value:.0f}" if measure.printed == "count" else f"{value:6.4f}"
 
@@ -736,7 +791,7 @@ def _trec_line(name: str, query: str, value: str) -> str:
     return f"{name:<22}\t{query}\t{value}\n"  # trec_eval's "%-22s\t%s\t..."
 
 
-def _trec_summary(values: Sequence[float], printed: Literal["float", "count", "summary"]) -> float:
+def _trec_summary(values: Sequence[float], printed: Literal["float", "count", "summary", "string"]) -> float:
     """trec_eval's `all` value from the per-query values in its order (queries sorted by id): added one by one
     as its C double accumulator adds them (a tree or compensated sum can differ in the last bit, and so print
     differently at a rounding boundary), then divided by the queries; a count is the sum; a geometric mean
@@ -773,23 +828,34 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
     plans = _build(run, measures or ["rr"], options)
     runid_plan = run.select(pl.col("tag").first())
-    per_query, mean, runid_frame = pl.collect_all([*plans, runid_plan], engine="streaming")
+    relstring = None
+    if "relstring" in requested and args.query_lines:  # printed per query only
+        parameters = requested["relstring"]
+        assert not isinstance(parameters, tuple)
+        relstring = _relstring_length(parameters)
+    top_plans = [relstring_plan(run, qrels, relstring[1])] if relstring is not None else []
+    per_query, mean, runid_frame, *top = pl.collect_all([*plans, runid_plan, *top_plans], engine="streaming")
+    strings = relstrings(top[0]) if top else {}
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     out: list[str] = []
     if args.query_lines:
         for row in rows:
-            out += [
-                _trec_line(printed, row["query"], _trec_value(measure, row[column]))
-                for measure, printed, column in columns
-                if measure.printed != "summary"
-            ]
+            for name in requested:
+                if name == "relstring" and relstring is not None:
+                    text = strings.get(row["query"], missing_relstring(*relstring))
+                    out.append(_trec_line(relstring[0], row["query"], f"'{text}'"))
+                out += [
+                    _trec_line(printed, row["query"], _trec_value(measure, row[column]))
+                    for measure, printed, column in columns
+                    if measure.name == name and measure.printed != "summary"
+                ]
     if not args.no_summary:
         for name in requested:
             if name == "runid":
                 out.append(_trec_line("runid", "all", str(runid_frame.item())))
             elif name == "num_q":
                 out.append(_trec_line("num_q", "all", str(mean["queries"].item())))
-            else:
+            elif name != "relstring":  # per query only
                 measure = TREC_BY_NAME[name]
                 for printed, column in _trec_columns(name, requested[name]):
                     summary = _trec_summary([row[column] for row in rows], measure.printed)
@@ -907,7 +973,9 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         description=(
             "A drop-in for trec_eval on the measures this package computes: ties broken by doc id, linear gain, "
             "trec_eval's output format. Supported -m: " + ", ".join(m.name for m in TREC_MEASURES) + ", "
-            "and the nicknames official and all_trec (their other measures are named on stderr, not printed)."
+            "and the nicknames official and all_trec (their other measures are named on stderr, not printed). "
+            "relstring[.N] (with -q only, as trec_eval) prints each query's judged levels of its first N "
+            "retrieved documents (default 10): 0-9, '>' above 9, '-' not judged, '.' judged at a negative level."
         ),
     )
     parser.set_defaults(handler=command_trec_eval)

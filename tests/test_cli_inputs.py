@@ -223,7 +223,17 @@ def test_trec_eval_names_the_all_trec_measures_it_does_not_compute(shared_data: 
         for line in (folder / "out.test.aq").read_text().splitlines()
     }
     computed = {"runid", "num_q", "map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success"}
-    computed |= {"num_ret", "num_rel", "num_rel_ret", "gm_map", "Rprec", "bpref", "iprec_at_recall"}
+    computed |= {
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "iprec_at_recall",
+        "infAP",
+        "relstring",
+    }
     result = cli("trec_eval", "-m", "all_trec", "-m", "official", folder / "qrels.test", folder / "results.test")
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("\n") == 1

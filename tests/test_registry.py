@@ -117,6 +117,11 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "bpref": "bpref",
         "iprec": "iprec",
         "iprec_at_recall": "iprec",
+        "infap": "infap",
+        "inferred_ap": "infap",
+        "err": "err",
+        "expected_reciprocal_rank": "err",
+        "nerr": "nerr",
     }
 
 
@@ -230,10 +235,15 @@ def test_its_ir_measures_name_is_ir_measures_for_the_same_numbers(definition: De
         pytest.skip(f"ir_measures has no {definition.name} {'without' if cutoff is None else 'with'} a cut-off")
     frame = _tool_frame()
     measure = ir_measures.parse_measure(spelled)
+    # ir_measures computes ERR with gdeval, which takes numeric query ids only and prints 5 decimals
+    gdeval = measure.NAME == "ERR"
+    if gdeval:
+        frame = frame.with_columns(pl.col("query").str.strip_prefix("q"))
     qrels = [ir_measures.Qrel(q, d, r) for q, d, _, r in frame.iter_rows()]
     run = [ir_measures.ScoredDoc(q, d, s) for q, d, s, _ in frame.iter_rows()]
     theirs = {value.query_id: value.value for value in ir_measures.iter_calc([measure], qrels, run)}
-    assert theirs == pytest.approx(_ours(frame, definition, cutoff), rel=1e-12, abs=1e-12)
+    tolerance = 5.1e-6 if gdeval else 1e-12
+    assert theirs == pytest.approx(_ours(frame, definition, cutoff), rel=tolerance, abs=tolerance)
 
 
 @pytest.mark.parametrize(("definition", "cutoff"), TOOL_CASES, ids=TOOL_IDS)

@@ -25,9 +25,12 @@ from . import (
     average_precision,
     bpref,
     dcg,
+    err,
     gm_map,
+    infap,
     iprec_at_recall,
     ndcg,
+    nerr,
     num_rel,
     num_rel_ret,
     num_ret,
@@ -54,6 +57,9 @@ REGISTRY: dict[str, Definition] = {
     rprec.MEASURE.name: rprec.MEASURE,
     bpref.MEASURE.name: bpref.MEASURE,
     iprec_at_recall.MEASURE.name: iprec_at_recall.MEASURE,
+    infap.MEASURE.name: infap.MEASURE,
+    err.MEASURE.name: err.MEASURE,
+    nerr.MEASURE.name: nerr.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]

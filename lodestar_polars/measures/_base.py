@@ -36,6 +36,12 @@ RELEVANT = f"{PREFIX}relevant"
 RELEVANT_BEFORE = f"{PREFIX}relevant_before"
 # per judged row (with judgments: judged at a level >= 0; without: every row): the judged rows ranked above it
 JUDGED_BEFORE = f"{PREFIX}judged_before"
+# per row, with judgments: the document is in the qrels at any level (trec_eval's pool, with negative levels:
+# pooled, not assessed); per pooled row (without judgments: every row): the pooled rows ranked above it
+POOLED = f"{PREFIX}pooled"
+POOLED_BEFORE = f"{PREFIX}pooled_before"
+# per row: ERR's continuation, the product over the rows ranked above it of 1 - their stopping probability
+CONTINUATION = f"{PREFIX}continuation"
 # per row: its query's relevant total R and judged non-relevant total N (`Quantity.QUERY_TOTALS`)
 ROW_RELEVANT_TOTAL = f"{PREFIX}row_relevant_total"
 ROW_NONRELEVANT_TOTAL = f"{PREFIX}row_nonrelevant_total"
@@ -64,6 +70,21 @@ def term_name(name: str, cutoff: int | None) -> str:
 def ideal_dcg(cutoff: int | None) -> str:
     """The per-query ideal DCG@k column (`Quantity.IDEAL_DCG`)."""
     return term_name("ideal", cutoff)
+
+
+def ideal_err(cutoff: int | None) -> str:
+    """The per-query ideal ERR@k column (`Quantity.IDEAL_ERR`)."""
+    return term_name("ideal_err", cutoff)
+
+
+# ERR's largest grade (gdeval's MAX_JUDGMENT): a grade g stops the user with probability (2**g - 1) / 2**4
+ERR_MAX_GRADE = 4
+
+
+def stopping_probability(grade: pl.Expr) -> pl.Expr:
+    """ERR's chance (2**g - 1) / 2**4 that a document of grade g satisfies the user (Chapelle et al., 2009,
+    with gdeval's fixed largest grade 4); an unjudged document (null) never does."""
+    return (pl.lit(2.0).pow(grade.cast(pl.Float64)) - 1.0).fill_null(0.0) / float(2**ERR_MAX_GRADE)
 
 
 # a cut-off at or past this position keeps every row: no query has 2**40 rows, and the plan's integer
@@ -99,6 +120,9 @@ class Quantity(enum.Enum):
     RELEVANT_COUNT = "the relevant rows (judged relevant documents with judgments) per query: `Context.relevant_total`"
     RELEVANT_BEFORE = "the relevant rows ranked above each relevant row (per block: `BLOCK_BEFORE`)"
     JUDGED_BEFORE = "the judged rows ranked above each judged row (`JUDGED_BEFORE`; deterministic tie modes)"
+    POOLED_BEFORE = "the pooled rows ranked above each pooled row (`POOLED_BEFORE`; deterministic tie modes)"
+    CONTINUATION = "ERR's continuation of each row: the product of 1 - stopping probability over the rows above it"
+    IDEAL_ERR = "the ideal ERR per query and cut-off (grades sorted descending): `ideal_err(cutoff)`"
     QUERY_TOTALS = (
         "the query's R and judged non-relevant total N on every row (`ROW_RELEVANT_TOTAL`, `ROW_NONRELEVANT_TOTAL`):"
         " with judgments from all of the query's judged documents, retrieved or not"
@@ -251,6 +275,11 @@ class Definition:
       queries (`Summary`).
     - `refuses_average`: why it has no exact expectation over tied orders (ties="average" is then refused
       with that reason when the method is called); None when it has one.
+    - `refuses_bounds_with_judgments`: why ties="optimistic" / "pessimistic" are not its bounds with qrels=
+      (they are then refused with that reason); None when they are.
+    - `orders_by_grade`: its best order of a tie block is by descending relevance grade, whatever the gain
+      mapping: the tie bounds (which order a tie block by gain) are refused with a gain mapping whose order is
+      not the grades'.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
     - `options`: its numeric options (`Option`, written `name(option=value,...)`); `with_options(values)` gives
       the measure with every option's value (defaults filled in); its terms must be named after the values,
@@ -274,6 +303,8 @@ class Definition:
     parameter: Parameter = "cutoff"
     at_level: Callable[[float], Definition] | None = None
     refuses_average: str | None = None
+    refuses_bounds_with_judgments: str | None = None
+    orders_by_grade: bool = False
     derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
     row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
     query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
