@@ -727,7 +727,7 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     >>> parse_trec_measures(["official"]).not_computed
     ()
     >>> parse_trec_measures(["all_trec"]).not_computed[:4]
-    ('relstring', 'unj', 'rbp', 'rbp_resid')
+    ('relstring', 'rbp', 'rbp_resid', 'infAP')
     """
     requested: dict[str, tuple[float, ...] | str | None] = {}
     not_computed: dict[str, None] = {}

@@ -224,6 +224,8 @@ def test_trec_eval_names_the_all_trec_measures_it_does_not_compute(shared_data: 
     }
     computed = {"runid", "num_q", "map", "recip_rank", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success"}
     computed |= {"num_ret", "num_rel", "num_rel_ret", "gm_map", "Rprec", "bpref", "iprec_at_recall"}
+    computed |= {"gm_bpref", "utility", "relative_P", "set_P", "set_relative_P", "set_recall", "set_map", "set_F"}
+    computed |= {"num_nonrel_judged_ret", "unj"}
     result = cli("trec_eval", "-m", "all_trec", "-m", "official", folder / "qrels.test", folder / "results.test")
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("\n") == 1
