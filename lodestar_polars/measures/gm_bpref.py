@@ -12,6 +12,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import bpref
-from ._base import Spelling
+from ._base import NO_SPELLING, Spelling
 
-MEASURE = replace(bpref.MEASURE, name="gm_bpref", trec_eval=Spelling("gm_bpref", None), summary="geometric")
+MEASURE = replace(
+    bpref.MEASURE,
+    name="gm_bpref",
+    trec_eval=Spelling("gm_bpref", None),
+    ir_measures=NO_SPELLING,
+    ranx=NO_SPELLING,
+    summary="geometric",
+)
