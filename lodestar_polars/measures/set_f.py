@@ -1,5 +1,5 @@
 """set_F (trec_eval's set_F, ir_measures' SetF): the weighted harmonic mean of set precision P = h / n and set
-recall R = h / R (`set_measures`), (beta + 1) P R / (beta P + R), beta weighing recall against precision
+recall R = h / R (`_set_counts`), (beta + 1) P R / (beta P + R), beta weighing recall against precision
 (trec_eval's x, not squared as van Rijsbergen's F_beta; option `beta`, default 1: set_f(beta=0.5)); 0 when
 h = 0.  A query with R = 0 scores `no_relevant` (trec_eval: 0).
 
@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from . import recall, set_measures
+from . import _set_counts, recall
 from ._base import NO_SPELLING, Context, Definition, Option, Quantity, Spelling
 
 
@@ -26,8 +26,8 @@ BETA = Option("beta", 1.0, "the weight of recall against precision", _refusal)
 
 def _value(beta: float) -> Callable[[Context, int | None], pl.Expr]:
     def value(context: Context, cutoff: int | None) -> pl.Expr:
-        h, relevant = set_measures.hits(), context.relevant_total
-        precision = h / set_measures.rows()
+        h, relevant = _set_counts.hits(), context.relevant_total
+        precision = h / _set_counts.rows()
         recall_share = h / relevant
         f = (beta + 1.0) * precision * recall_share / (beta * precision + recall_share)
         return pl.when(relevant == 0).then(context.no_relevant_value).when(h == 0).then(0.0).otherwise(f)
@@ -48,7 +48,7 @@ MEASURE = Definition(
     ranx=NO_SPELLING,
     family="threshold",
     needs=frozenset({Quantity.RELEVANT_COUNT}),
-    terms=set_measures.terms,
+    terms=_set_counts.terms,
     value=_value(BETA.default),
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,

@@ -1,5 +1,5 @@
 """set_P (trec_eval's set_P, ir_measures' SetP): h / n, the relevant share of the retrieved rows
-(`set_measures`); a query with no row scores 0.  Equal to P without a cut-off.
+(`_set_counts`); a query with no row scores 0.  Equal to P without a cut-off.
 
 Ties: ignores the order of the rows; every tie mode gives the same value.
 """
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import set_measures
+from . import _set_counts
 from ._base import NO_SPELLING, Context, Definition, Spelling
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
-    n = set_measures.rows()
-    return pl.when(n == 0).then(0.0).otherwise(set_measures.hits() / n)
+    n = _set_counts.rows()
+    return pl.when(n == 0).then(0.0).otherwise(_set_counts.hits() / n)
 
 
 MEASURE = Definition(
@@ -26,7 +26,7 @@ MEASURE = Definition(
     ranx=NO_SPELLING,
     family="threshold",
     needs=frozenset(),
-    terms=set_measures.terms,
+    terms=_set_counts.terms,
     value=value,
     bounds=(0.0, 1.0),
     parameter="none",

@@ -1,5 +1,5 @@
 """set_relative_P (trec_eval's set_relative_P, ir_measures' SetRelP): h / min(n, R), set precision relative
-to the most a set of n rows could reach (`set_measures`).  A query with R = 0 scores `no_relevant` (trec_eval:
+to the most a set of n rows could reach (`_set_counts`).  A query with R = 0 scores `no_relevant` (trec_eval:
 0); a query with no row (and R > 0) scores 0.
 
 Ties: ignores the order of the rows; every tie mode gives the same value.
@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import polars as pl
 
-from . import recall, set_measures
+from . import _set_counts, recall
 from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
-    n, relevant = set_measures.rows(), context.relevant_total
-    ratio = set_measures.hits() / pl.min_horizontal(n, relevant)
+    n, relevant = _set_counts.rows(), context.relevant_total
+    ratio = _set_counts.hits() / pl.min_horizontal(n, relevant)
     return pl.when(relevant == 0).then(context.no_relevant_value).when(n == 0).then(0.0).otherwise(ratio)
 
 
@@ -28,7 +28,7 @@ MEASURE = Definition(
     ranx=NO_SPELLING,
     family="threshold",
     needs=frozenset({Quantity.RELEVANT_COUNT}),
-    terms=set_measures.terms,
+    terms=_set_counts.terms,
     value=value,
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,
