@@ -60,12 +60,15 @@ from ._spec import Measure, Spec
 from .measures import REGISTRY, Definition, Quantity
 from .measures._base import (
     BLOCK_SIZE,
+    BLOCK_START,
+    BLOCK_UNJUDGED,
     CONTINUATION,
     DISCOUNT,
     ERR_MAX_GRADE,
     GAIN,
     IDEAL_DISCOUNT,
     IDEAL_POSITION,
+    IN_RUN,
     JUDGED_BEFORE,
     JUDGED_RELEVANT,
     POOLED,
@@ -90,6 +93,7 @@ from .measures._base import (
     ideal_dcg,
     ideal_err,
     stopping_probability,
+    unjudged,
 )
 
 _P = PREFIX
@@ -100,7 +104,6 @@ DUPLICATED = f"{_P}duplicated"
 WEIGHT_MIN = f"{_P}weight_min"
 WEIGHT_MAX = f"{_P}weight_max"
 HAS_JUDGMENTS = f"{_P}has_judgments"
-IN_RUN = f"{_P}in_run"
 SCORED = f"{_P}scored"
 UNJUDGED = f"{_P}unjudged"
 ERR_IDEAL_POSITION = f"{_P}err_ideal_position"
@@ -913,7 +916,20 @@ def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average
         derived.append(_pooled_before(spec, judged, names).alias(POOLED_BEFORE))
     if _needs(spec, Quantity.CONTINUATION):
         derived.append(_continuation(names.group, POSITION).alias(CONTINUATION))
+    if _needs(spec, Quantity.TIE_BLOCKS) and spec.ties in ("optimistic", "pessimistic"):
+        derived += _tie_block_windows(spec, judged, names)
     return rows.with_columns(derived) if derived else rows
+
+
+def _tie_block_windows(spec: Spec, judged: bool, names: _Names) -> list[pl.Expr]:
+    """Under tie bounds, each row's tie block (its rows of equal score, at positions s+1..s+n): s, n and its
+    unjudged rows, for the measures whose bound is taken per block in closed form (`Quantity.TIE_BLOCKS`)."""
+    block = [*names.group, SCORE]
+    return [
+        (pl.col(_threshold_position(spec)).min().over(block) - 1).cast(pl.Int64).alias(BLOCK_START),
+        pl.len().over(block).alias(BLOCK_SIZE),
+        unjudged(judged).sum().over(block).alias(BLOCK_UNJUDGED),
+    ]
 
 
 def _with_ideal_discount(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyFrame:

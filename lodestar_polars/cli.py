@@ -583,6 +583,41 @@ class TrecMeasure:
     # other parameters: from the text after the first dot of `-m name.text` (None: no text, the defaults), the
     # (printed name, evaluate() measure name) of each value, in print order; it raises UsageError on bad text
     columns: Callable[[str | None], list[tuple[str, str]]] | None = None
+    # its evaluate() names hold `{collection}`, filled with -N (the documents in the collection)
+    collection: bool = False
+
+
+_TREC_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _trec_decimals(name: str, parameters: str, count: int | None, what: str) -> list[str]:
+    """Comma-separated decimal numbers, `count` of them (None: any number)."""
+    values = parameters.split(",")
+    if (count is not None and len(values) != count) or not all(_TREC_DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure '{name}.{parameters}': {what}."
+        raise UsageError(msg)
+    return values
+
+
+def _set_f_columns(parameters: str | None) -> list[tuple[str, str]]:
+    """set_F (beta 1), or set_F.x (beta x, printed set_F_x as trec_eval prints it: the text as given)."""
+    if parameters is None:
+        return [("set_F", "set_f")]
+    # trec_eval reads the first of several values
+    beta = _trec_decimals("set_F", parameters, None, "decimal numbers, the first one beta (weight of recall)")[0]
+    if float(beta) < 0:
+        msg = f"measure 'set_F.{parameters}': beta weighs recall against precision, from 0 up."
+        raise UsageError(msg)
+    return [(f"set_F_{parameters}", f"set_f(beta={float(beta)!r})")]
+
+
+def _utility_columns(parameters: str | None) -> list[tuple[str, str]]:
+    """utility (coefficients 1,-1,0,0), or utility.a,b,c,d (printed utility_a,b,c,d); -N fills {collection}."""
+    if parameters is None:
+        return [("utility", "utility(collection={collection})")]
+    coefficients = _trec_decimals("utility", parameters, 4, "four decimal numbers a,b,c,d (the coefficients)")
+    options = ",".join(f"{name}={float(value)!r}" for name, value in zip("abcd", coefficients, strict=True))
+    return [(f"utility_{parameters}", f"utility({options},collection={{collection}})")]
 
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -604,10 +639,20 @@ TREC_MEASURES = (
     TrecMeasure("relstring", None, None, "string"),
     TrecMeasure("recall", "r", TREC_CUTOFFS),
     TrecMeasure("infAP", "infap", None),
+    TrecMeasure("gm_bpref", "gm_bpref", None, "summary"),
+    TrecMeasure("utility", "utility", None, columns=_utility_columns, collection=True),
     TrecMeasure("ndcg", "ndcg", None),
     TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
     TrecMeasure("map_cut", "ap", TREC_CUTOFFS),
+    TrecMeasure("relative_P", "relative_p", TREC_CUTOFFS),
     TrecMeasure("success", "success", (1, 5, 10)),
+    TrecMeasure("set_P", "set_p", None),
+    TrecMeasure("set_relative_P", "set_relative_p", None),
+    TrecMeasure("set_recall", "set_recall", None),
+    TrecMeasure("set_map", "set_map", None),
+    TrecMeasure("set_F", "set_f", None, columns=_set_f_columns),
+    TrecMeasure("num_nonrel_judged_ret", "num_nonrel_judged_ret", None, "count"),
+    TrecMeasure("unj", "unj", (5, 10, 20)),
 )
 TREC_BY_NAME = {measure.name: measure for measure in TREC_MEASURES}
 # trec_eval's nicknames as its measures.c lists them; those of their measures not above are named on stderr
@@ -685,7 +730,7 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     >>> parse_trec_measures(["official"]).not_computed
     ()
     >>> parse_trec_measures(["all_trec"]).not_computed[:4]
-    ('unj', 'rbp', 'rbp_resid', 'gm_bpref')
+    ('rbp', 'rbp_resid', '11pt_avg', 'Rprec_mult')
     """
     requested: dict[str, tuple[float, ...] | str | None] = {}
     not_computed: dict[str, None] = {}
@@ -717,13 +762,16 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     return TrecRequest(in_print_order, tuple(not_computed))
 
 
-def _trec_columns(name: str, cutoffs: tuple[float, ...] | str | None) -> list[tuple[str, str]]:
-    """(trec_eval's printed name, the package's column) for each value of a measure."""
+def _trec_columns(name: str, cutoffs: tuple[float, ...] | str | None, collection: int = 0) -> list[tuple[str, str]]:
+    """(trec_eval's printed name, the package's column) for each value of a measure; `collection`: -N."""
     measure = TREC_BY_NAME[name]
     family = str(measure.family)
     if measure.columns is not None:
         assert not isinstance(cutoffs, tuple)
-        return [(printed, parse_measure(evaluated).column) for printed, evaluated in measure.columns(cutoffs)]
+        pairs = measure.columns(cutoffs)
+        if measure.collection:
+            pairs = [(printed, evaluated.format(collection=collection)) for printed, evaluated in pairs]
+        return [(printed, parse_measure(evaluated).column) for printed, evaluated in pairs]
     assert not isinstance(cutoffs, str)
     if cutoffs is None:
         return [(name, family)]
@@ -805,6 +853,19 @@ def _trec_summary(values: Sequence[float], printed: Literal["float", "count", "s
     return math.exp(mean) if printed == "summary" else mean
 
 
+def _keep_stand_in_utility(rows: list[dict[str, Any]], parameters: str, collection: int) -> None:
+    """trec_eval -c scores a judged query missing from the run on a stand-in list of one unjudged document,
+    then zeroes the leftovers of the values named "utility", "num_ret", "unj..." only: utility.a,b,c,d (printed
+    utility_a,b,c,d) keeps the stand-in's value, a x 0 + b x 1 + c x R + d x (N - 1 - R), as here (its terms in
+    trec_eval's order).  A query with no row is such a query: a query of the run has rows."""
+    a, b, c, d = (float(value) for value in parameters.split(","))
+    ((_, column),) = _trec_columns("utility", parameters, collection)
+    for row in rows:
+        if row["num_ret"] == 0:
+            relevant = row["num_rel"]
+            row[column] = a * 0 + b * 1 + c * relevant + d * (collection + 0 - 1 - relevant)
+
+
 def command_trec_eval(args: argparse.Namespace) -> int:
     request = parse_trec_measures(args.measure or [])
     requested = request.measures
@@ -814,9 +875,13 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         (TREC_BY_NAME[name], *pair)
         for name, cutoffs in requested.items()
         if TREC_BY_NAME[name].family
-        for pair in _trec_columns(name, cutoffs)
+        for pair in _trec_columns(name, cutoffs, args.collection)
     ]
     measures = list(dict.fromkeys(column for _, _, column in columns))
+    utility_parameters = requested.get("utility")
+    stand_in = args.complete and isinstance(utility_parameters, str)
+    if stand_in:  # `_keep_stand_in_utility` reads them
+        measures = list(dict.fromkeys([*measures, "num_ret", "num_rel"]))
     options: dict[str, Any] = {
         "doc": "doc",
         "ties": "doc",
@@ -837,6 +902,9 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     per_query, mean, runid_frame, *top = pl.collect_all([*plans, runid_plan, *top_plans], engine="streaming")
     strings = relstrings(top[0]) if top else {}
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
+    if stand_in:
+        assert isinstance(utility_parameters, str)
+        _keep_stand_in_utility(rows, utility_parameters, args.collection)
     out: list[str] = []
     if args.query_lines:
         for row in rows:
@@ -857,7 +925,7 @@ def command_trec_eval(args: argparse.Namespace) -> int:
                 out.append(_trec_line("num_q", "all", str(mean["queries"].item())))
             elif name != "relstring":  # per query only
                 measure = TREC_BY_NAME[name]
-                for printed, column in _trec_columns(name, requested[name]):
+                for printed, column in _trec_columns(name, requested[name], args.collection):
                     summary = _trec_summary([row[column] for row in rows], measure.printed)
                     out.append(_trec_line(printed, "all", _trec_value(measure, summary)))
     if request.not_computed:
@@ -982,6 +1050,9 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", dest="query_lines", action="store_true", help="also print each query's values")
     parser.add_argument("-c", dest="complete", action="store_true", help="judged queries missing from the run score 0")
     parser.add_argument("-n", dest="no_summary", action="store_true", help="no summary ('all') lines")
+    parser.add_argument(
+        "-N", dest="collection", type=int, default=0, metavar="DOCS", help="documents in the collection (utility)"
+    )
     parser.add_argument(
         "-m", dest="measure", action="append", metavar="MEASURE", help="measure, e.g. ndcg, ndcg_cut.5,10, recip_rank"
     )

@@ -43,7 +43,7 @@ import math
 import re
 import tempfile
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,13 +76,18 @@ class MeasureKind:
     name: its `evaluate` name; method: its `.rank_metrics` method (None: `evaluate` only); expression: its
     `lodestar_polars.exprs` function (None where there is none); divides_by_cutoff: past the list, the value
     at k is not the whole list's value but that value * (list length) / k (precision divides by k);
-    ignores_order: a count of rows, the same under every tie mode."""
+    ignores_order: a count of rows, the same under every tie mode; past_the_list: past the list, the value
+    at k is the whole list's value times this factor of (k, list length, R) (R > 0), for the measures divided
+    by a function of k and R (relative_P@k by min(k, R), F1@k by k + R); signed: its values may be negative
+    (utility's coefficients weigh documents negatively), its bounds the reals."""
 
     name: str
     method: str | None
     expression: str | None
     divides_by_cutoff: bool = False
     ignores_order: bool = False
+    past_the_list: Callable[[int, int, int], float] | None = None
+    signed: bool = False
 
     @property
     def definition(self) -> Definition:
@@ -158,6 +163,20 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("infap", None, None),
     MeasureKind("err", None, None),
     MeasureKind("nerr", None, None),
+    MeasureKind("num_nonrel_judged_ret", None, None, ignores_order=True),
+    MeasureKind("set_p", None, None),
+    MeasureKind("set_recall", None, None),
+    MeasureKind("set_relative_p", None, None),
+    MeasureKind("set_map", None, None),
+    MeasureKind("set_f", None, None),
+    MeasureKind("utility", None, None, signed=True),
+    MeasureKind("gm_bpref", None, None),
+    # hits / min(k, R): whole hits / R
+    MeasureKind("relative_p", None, None, past_the_list=lambda k, length, relevant: relevant / min(k, relevant)),
+    MeasureKind("unj", None, None, divides_by_cutoff=True),
+    MeasureKind("judged", None, None),
+    # 2 hits / (k + R): whole 2 hits / (length + R)
+    MeasureKind("f1", None, None, past_the_list=lambda k, length, relevant: (length + relevant) / (k + relevant)),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -551,7 +570,7 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
         trec_name = kind.definition.trec_eval.whole or ""
         trec_summary = "sum" if trec_name.startswith("num_") else "geometric" if trec_name.startswith("gm_") else "mean"
         assert kind.summary == trec_summary, f"{kind.name}: summary {kind.summary!r}, trec_eval's {trec_name!r}"
-        assert kind.lower == 0.0, f"{kind.name}: the properties draw non-negative gains only"
+        assert kind.lower == 0.0 or kind.signed, f"{kind.name}: the properties draw non-negative gains only"
         assert not kind.divides_by_cutoff or kind.parameter == "cutoff"
         assert not kind.ignores_order or kind.summary == "sum", f"{kind.name}: only counts ignore the order"
         assert (kind.name in _spec.GAIN_KINDS) == kind.uses_gain
@@ -710,7 +729,8 @@ def test_the_counts_count_rows_and_agree_with_precision_and_recall(case: Case, e
 @example(case=HUGE_CUTOFF, engine=Engine("eager"))
 def test_a_cutoff_past_the_list_scores_the_whole_list(case: Case, engine: Engine) -> None:
     """measure@k == measure for every k past the list, however large; precision still divides by k:
-    P@k = hits / k = P * (list length) / k."""
+    P@k = hits / k = P * (list length) / k, and relative_P@k and F1@k by functions of k and R
+    (`MeasureKind.past_the_list`)."""
     past = case.measures[1].cutoff
     assert past is not None
     result = evaluate(case, engine)
@@ -723,6 +743,9 @@ def test_a_cutoff_past_the_list_scores_the_whole_list(case: Case, engine: Engine
                 assert cut is None, message
             else:
                 expected = whole * length / past if kind.divides_by_cutoff else whole
+                relevant = relevant_counts(case, row)[0]
+                if kind.past_the_list is not None and relevant > 0:
+                    expected = whole * kind.past_the_list(past, length, relevant)
                 assert cut == pytest.approx(expected, rel=TOLERANCE, abs=TOLERANCE), message
 
 

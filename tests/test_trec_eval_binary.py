@@ -90,3 +90,48 @@ def test_summary_is_added_in_trec_eval_order(trec_eval: TrecEval, tmp_path: Path
     expected = trec_eval.run(["-m", "P.200"], qrels_path, run_path)
     assert expected == "P_200                 \tall\t0.0088\n"
     assert ours(["-m", "P.200"], qrels_path, run_path) == expected
+
+
+# parameters that are not the defaults: set_F's beta, utility's coefficients with -N (and trec_eval -c's stand-in
+# list for a missing query, which keeps b + c R + d (N - 1 - R) when coefficients are given), cut-offs
+PARAMETERS = [
+    ["-m", "set_F.0.5"],
+    ["-m", "set_F.2.5,7"],
+    ["-m", "utility.2,-1,0.5,0"],
+    ["-m", "utility.1,-1,-2,0.25", "-N", "40"],
+    ["-m", "utility", "-N", "40"],
+    ["-m", "unj.1,3,7,1000"],
+    ["-m", "relative_P.1,2,4,1000"],
+]
+
+
+@pytest.mark.parametrize("arguments", PARAMETERS, ids=[" ".join(a) for a in PARAMETERS])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=run_and_qrels(), flags=st.sampled_from([["-q"], ["-q", "-c"]]))
+def test_measure_parameters_equal_trec_eval(
+    trec_eval: TrecEval, tmp_path: Path, arguments: list[str], case: tuple[Run, Qrels], flags: list[str]
+) -> None:
+    run, qrels = case
+    if not run:
+        return
+    if "-c" not in flags:
+        qrels = {query: judged for query, judged in qrels.items() if query in run}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    theirs = trec_eval.call([*flags, *arguments], qrels_path, run_path)
+    code, out, err = call_ours([*flags, *arguments], qrels_path, run_path)
+    if theirs.returncode != 0:
+        assert code != 0, (theirs.stderr, out)
+        return
+    assert code == 0, err
+    assert out == theirs.stdout
+
+
+def test_utility_weighing_documents_not_retrieved_needs_the_collection(tmp_path: Path) -> None:
+    """trec_eval counts the non-relevant documents not retrieved as N - n - R + h with N = 0 when -N is not
+    given (a negative count); the CLI refuses that, naming -N."""
+    qrels_path, run_path = write_trec(tmp_path, {"q": {"a": 1.0}}, {"q": {"a": 1}})
+    code, out, err = call_ours(["-m", "utility.1,-1,0,1"], qrels_path, run_path)
+    assert code != 0
+    assert out == ""
+    assert "d=1" in err
+    assert "-N" in err

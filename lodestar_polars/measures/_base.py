@@ -55,11 +55,15 @@ BLOCK_RELEVANT = f"{PREFIX}block_relevant"
 BLOCK_START = f"{PREFIX}block_start"
 BLOCK_GAIN = f"{PREFIX}block_gain"
 BLOCK_BEFORE = f"{PREFIX}block_before"
+# per tie block: its unjudged rows (ties="average": a block sum; tie bounds: a window column, `Quantity.TIE_BLOCKS`)
+BLOCK_UNJUDGED = f"{PREFIX}block_unjudged"
 
 # per query: its rows, its relevant rows (without judgments) or relevant judged documents (with them)
 ROWS = f"{PREFIX}rows"
 RELEVANT_COUNT = f"{PREFIX}relevant_count"
 JUDGED_RELEVANT = f"{PREFIX}judged_relevant"
+# per query, with judgments: the query has rows in the run (false for a judged query missing from it)
+IN_RUN = f"{PREFIX}in_run"
 
 
 def term_name(name: str, cutoff: int | None) -> str:
@@ -123,10 +127,21 @@ class Quantity(enum.Enum):
     POOLED_BEFORE = "the pooled rows ranked above each pooled row (`POOLED_BEFORE`; deterministic tie modes)"
     CONTINUATION = "ERR's continuation of each row: the product of 1 - stopping probability over the rows above it"
     IDEAL_ERR = "the ideal ERR per query and cut-off (grades sorted descending): `ideal_err(cutoff)`"
+    TIE_BLOCKS = (
+        "under tie bounds (ties='optimistic' / 'pessimistic'): each row's tie block's start s, size n and unjudged"
+        " rows as window columns (`BLOCK_START`, `BLOCK_SIZE`, `BLOCK_UNJUDGED`), positions s+1..s+n"
+    )
     QUERY_TOTALS = (
         "the query's R and judged non-relevant total N on every row (`ROW_RELEVANT_TOTAL`, `ROW_NONRELEVANT_TOTAL`):"
         " with judgments from all of the query's judged documents, retrieved or not"
     )
+
+
+def unjudged(judged: bool) -> pl.Expr:
+    """Per row: unjudged (with judgments: not judged, or judged at a negative level, as trec_eval's unj);
+    without judgments every row is judged (false on every row: a column, so that a sum counts per row)."""
+    missing = pl.col(RELEVANCE).is_null()
+    return missing if judged else missing & pl.lit(False)
 
 
 Family = Literal["gain", "threshold"]
