@@ -723,11 +723,97 @@ def _trec_line(name: str, query: str, value: str) -> str:
     return f"{name:<22}\t{query}\t{value}\n"  # trec_eval's "%-22s\t%s\t..."
 
 
+MISSING_ZSCORE = -1000000.0  # trec_eval's value for a (query, measure) its -Z file has no mean for
+MIN_GEO_MEAN = 1e-5  # trec_eval's floor of AP before gm_map's logarithm
+
+
+def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """trec_eval's -Z file: lines ``qid measure mean stddev`` -> {qid: {measure: (mean, stddev)}}.
+
+    Blank lines are skipped; any other line needs exactly four fields, the last two numbers.  A (query,
+    measure) listed twice is an error (trec_eval would take either, by its binary search).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "zscores"
+    >>> _ = file.write_text("301 map 0.25 0.1\\n301 P_5 0.4 0.2\\n")
+    >>> read_zscores(str(file))["301"]["map"]
+    (0.25, 0.1)
+    """
+    if not os.path.isfile(path):
+        msg = f"-Z file not found: {path}"
+        raise DataError(msg)
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.split()
+            if not fields:
+                continue
+            try:
+                if len(fields) != 4:
+                    raise ValueError
+                query, measure, mean, stddev = fields[0], fields[1], float(fields[2]), float(fields[3])
+            except ValueError:
+                msg = f"malformed -Z line ({path}, line {number}): expected 'qid measure mean stddev': {line!r}."
+                raise DataError(msg) from None
+            if measure in table.setdefault(query, {}):
+                msg = f"-Z file {path} lists query {query!r} measure {measure!r} twice (line {number})."
+                raise DataError(msg)
+            table[query][measure] = (mean, stddev)
+    return table
+
+
+def _zscore(value: float, reference: tuple[float, float] | None) -> float:
+    """trec_eval's convert_zscores.c: (value - mean) / stddev; with stddev 0, 0 when the value is the mean."""
+    if reference is None:
+        return MISSING_ZSCORE
+    mean, stddev = reference
+    if stddev:
+        return (value - mean) / stddev
+    return 0.0 if value == mean else MISSING_ZSCORE
+
+
+def _trec_eval_level(text: str) -> int:
+    """-l: an integer level >= 0 (trec_eval's atol would read "2.5" as 2 and "x" as 0)."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text.strip()) or int(text) < 0:
+        msg = (
+            f"expected a relevance level: an integer >= 0, got {text!r} (a negative level would make trec_eval "
+            "count unjudged retrieved documents as relevant)"
+        )
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
+
+
+def _trec_eval_max_retrieved(text: str) -> int:
+    if not _ASCII_INTEGER.fullmatch(text.strip()) or int(text) < 1:
+        msg = f"expected a positive integer (ASCII digits), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
+
+
+def _scan_trec_run_argument(path: str, scratch: str) -> pl.LazyFrame:
+    """The run file, or for "-" standard input (copied to `scratch`: the run is read lazily, maybe twice)."""
+    if path != "-":
+        return _scan(path, "trec", "run", [])
+    copy = Path(scratch) / "standard-input.run"
+    with open(copy, "wb") as handle:
+        while chunk := sys.stdin.buffer.read(1 << 20):
+            handle.write(chunk)
+    return scan_trec_run(copy, source_name="standard input")
+
+
 def command_trec_eval(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="lodestar-trec-eval-") as scratch:
+        return _trec_eval(args, scratch)
+
+
+def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     request = parse_trec_measures(args.measure or [])
     requested = request.measures
+    zscores = read_zscores(args.zscores) if args.zscores is not None else None
     qrels = _scan(args.qrels, "trec", "qrels", [])
-    run = _scan(args.run, "trec", "run", [])
+    run = _scan_trec_run_argument(args.run, scratch)
     columns = [
         (TREC_BY_NAME[name], *pair)
         for name, cutoffs in requested.items()
@@ -742,11 +828,40 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         "no_relevant": 0.0,
         "qrels": qrels,
         "missing_queries": "zero" if args.complete else "skip",
+        "threshold": args.level - 1,  # a judged level >= l is relevant: above l - 1, the levels being integers
+        "max_retrieved": args.max_retrieved,
+        "judged_only": args.judged_only,
     }
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
     plans = _build(run, measures or ["rr"], options)
     runid_plan = run.select(pl.col("tag").first())
     per_query, mean, runid_frame = pl.collect_all([*plans, runid_plan], engine="streaming")
+    if zscores is not None:
+        out = _trec_zscore_lines(args, requested, columns, per_query, zscores, str(runid_frame.item()))
+    else:
+        out = _trec_lines(args, requested, columns, per_query, mean, str(runid_frame.item()))
+    if request.not_computed:
+        nicknames = " and ".join(name for name in TREC_NICKNAMES if name in (args.measure or []))
+        sets = nicknames or "official (the default)"
+        sys.stderr.write(
+            f"{PROG}: note: of trec_eval's {sets} measures, these are not computed here and not printed: "
+            f"{', '.join(request.not_computed)}.\n"
+        )
+    sys.stdout.write("".join(out))
+    return EXIT_OK
+
+
+TrecColumns = list[tuple[TrecMeasure, str, str]]  # (measure, trec_eval's printed name, the package's column)
+
+
+def _trec_lines(
+    args: argparse.Namespace,
+    requested: Mapping[str, tuple[float, ...] | None],
+    columns: TrecColumns,
+    per_query: pl.DataFrame,
+    mean: pl.DataFrame,
+    runid: str,
+) -> list[str]:
     out: list[str] = []
     if args.query_lines:
         for row in sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"])):
@@ -758,7 +873,7 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     if not args.no_summary:
         for name in requested:
             if name == "runid":
-                out.append(_trec_line("runid", "all", str(runid_frame.item())))
+                out.append(_trec_line("runid", "all", runid))
             elif name == "num_q":
                 out.append(_trec_line("num_q", "all", str(mean["queries"].item())))
             else:
@@ -766,15 +881,54 @@ def command_trec_eval(args: argparse.Namespace) -> int:
                     _trec_line(printed, "all", _trec_value(TREC_BY_NAME[name], mean[column].item()))
                     for printed, column in _trec_columns(name, requested[name])
                 ]
-    if request.not_computed:
-        nicknames = " and ".join(name for name in TREC_NICKNAMES if name in (args.measure or []))
-        sets = nicknames or "official (the default)"
-        sys.stderr.write(
-            f"{PROG}: note: of trec_eval's {sets} measures, these are not computed here and not printed: "
-            f"{', '.join(request.not_computed)}.\n"
-        )
-    sys.stdout.write("".join(out))
-    return EXIT_OK
+    return out
+
+
+def _trec_zscore_lines(
+    args: argparse.Namespace,
+    requested: Mapping[str, tuple[float, ...] | None],
+    columns: TrecColumns,
+    per_query: pl.DataFrame,
+    zscores: Mapping[str, Mapping[str, tuple[float, float]]],
+    runid: str,
+) -> list[str]:
+    """trec_eval -Z: every per-query value becomes its z-score against the file's (query, measure) mean and
+    stddev (`_zscore`; a query or measure the file lacks gives -1000000), gm_map's value being log(max(AP,
+    1e-5)); the summary accumulates the z-scores as trec_eval does (the mean, the sum for a count, exp of the
+    mean for gm_map) and every value prints as %6.4f after a "Z"."""
+    rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
+    totals = dict.fromkeys([printed for _, printed, _ in columns], 0.0)
+    out: list[str] = []
+    for row in rows:
+        reference = zscores.get(str(row["query"]))
+        for measure, printed, column in columns:
+            value = float(row[column])
+            if measure.name == "gm_map":
+                value = math.log(max(value, MIN_GEO_MEAN))
+            z = _zscore(value, None if reference is None else reference.get(printed))
+            totals[printed] += z
+            if args.query_lines and measure.printed != "summary":
+                out.append(_trec_line(f"Z{printed:<22}", row["query"], f"{z:6.4f}"))
+    if args.no_summary:
+        return out
+    queries = len(rows)
+    for name in requested:
+        if name == "runid":
+            out.append(_trec_line("runid", "all", runid))
+        elif name == "num_q":
+            out.append(_trec_line(f"Z{'num_q':<22}", "all", f"{queries:6.4f}"))
+        else:
+            measure = TREC_BY_NAME[name]
+            for printed, _ in _trec_columns(name, requested[name]):
+                total = totals[printed]
+                if measure.printed == "count":
+                    summary = total
+                elif measure.name == "gm_map":
+                    summary = math.exp(total / queries) if queries else total
+                else:
+                    summary = total / queries if queries else total
+                out.append(_trec_line(f"Z{printed:<22}", "all", f"{summary:6.4f}"))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -883,14 +1037,62 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         ),
     )
     parser.set_defaults(handler=command_trec_eval)
-    parser.add_argument("-q", dest="query_lines", action="store_true", help="also print each query's values")
-    parser.add_argument("-c", dest="complete", action="store_true", help="judged queries missing from the run score 0")
-    parser.add_argument("-n", dest="no_summary", action="store_true", help="no summary ('all') lines")
     parser.add_argument(
-        "-m", dest="measure", action="append", metavar="MEASURE", help="measure, e.g. ndcg, ndcg_cut.5,10, recip_rank"
+        "-q", "--query_eval_wanted", dest="query_lines", action="store_true", help="also print each query's values"
     )
-    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel)")
-    parser.add_argument("run", metavar="RUN", help="TREC run file (qid Q0 docno rank score tag)")
+    parser.add_argument(
+        "-c",
+        "--complete_rel_info_wanted",
+        dest="complete",
+        action="store_true",
+        help="judged queries missing from the run score 0 (without -c they are skipped, as trec_eval 9 and "
+        "pytrec_eval do; trec_eval 10 stops there with exit code 4)",
+    )
+    parser.add_argument("-n", "--nosummary", dest="no_summary", action="store_true", help="no summary ('all') lines")
+    parser.add_argument(
+        "-m",
+        "--measure",
+        dest="measure",
+        action="append",
+        metavar="MEASURE",
+        help="measure, e.g. ndcg, ndcg_cut.5,10, recip_rank",
+    )
+    parser.add_argument(
+        "-l",
+        "--level_for_rel",
+        dest="level",
+        type=_trec_eval_level,
+        default=1,
+        metavar="NUM",
+        help="a document judged at level NUM or above is relevant (default 1)",
+    )
+    parser.add_argument(
+        "-M",
+        "--Max_retrieved_per_topic",
+        dest="max_retrieved",
+        type=_trec_eval_max_retrieved,
+        metavar="NUM",
+        help="only the first NUM documents of each query count (score descending, then docno descending)",
+    )
+    parser.add_argument(
+        "-J",
+        "--Judged_docs_only",
+        dest="judged_only",
+        action="store_true",
+        help="remove the retrieved documents not judged (or judged at a negative level) before any measure",
+    )
+    parser.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscores",
+        metavar="FILE",
+        help="print z-scores: (value - mean) / stddev, the mean and stddev of each query and measure read from "
+        "FILE's lines 'qid measure mean stddev' (-1000000 where FILE has none)",
+    )
+    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel; '#' lines are comments)")
+    parser.add_argument(
+        "run", metavar="RUN", help="TREC run file (qid Q0 docno rank score tag; '#' lines are comments), '-' for stdin"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
