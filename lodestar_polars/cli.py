@@ -716,7 +716,36 @@ def _trec_columns(name: str, cutoffs: tuple[float, ...] | None) -> list[tuple[st
 
 
 def _trec_value(measure: TrecMeasure, value: float) -> str:
-    return f"{value:.0f}" if measure.printed == "count" else f"{value:6.4f}"
+    return f"{value:.0f}" if measure.printed == "count" else _trec_float(value)
+
+
+def _trec_float(value: float) -> str:
+    """C's %6.4f; the one NaN trec_eval prints (0.0 / 0.0) has its sign bit set: "-nan"."""
+    return f"{'-nan':>6}" if math.isnan(value) else f"{value:6.4f}"
+
+
+def _iprec_of_emptied_queries(
+    per_query: pl.DataFrame,
+    mean: pl.DataFrame,
+    requested: Mapping[str, tuple[float, ...] | None],
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """trec_eval -J on a query left with no judged document (with -c, a judged query missing from the run too:
+    its stand-in document is unjudged): its iprec_at_recall at a level whose rank lround(level * R) is 0 (every
+    level when R = 0) is precision 0 / 0, NaN, which its mean then takes."""
+    emptied = pl.col("num_ret") == 0
+    levels = requested["iprec_at_recall"] or ()
+    undefined = {
+        column: emptied & ((level * pl.col("num_rel") + 0.5).floor() == 0)  # lround of a non-negative number
+        for level, (_, column) in zip(levels, _trec_columns("iprec_at_recall", levels), strict=True)
+    }
+    per_query = per_query.with_columns(
+        pl.when(condition).then(float("nan")).otherwise(pl.col(column)).alias(column)
+        for column, condition in undefined.items()
+    )
+    mean = mean.with_columns(
+        pl.lit(float("nan")).alias(column) for column in undefined if per_query[column].is_nan().any()
+    )
+    return per_query, mean
 
 
 def _trec_line(name: str, query: str, value: str) -> str:
@@ -833,12 +862,23 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         "judged_only": args.judged_only,
     }
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
+    emptied_iprec = args.judged_only and "iprec_at_recall" in requested
+    if emptied_iprec:
+        measures += [name for name in ("num_ret", "num_rel") if name not in measures]
     plans = _build(run, measures or ["rr"], options)
-    runid_plan = run.select(pl.col("tag").first())
-    per_query, mean, runid_frame = pl.collect_all([*plans, runid_plan], engine="streaming")
+    # trec_eval's run id is the tag of the run's last line
+    runid_plan = run.select(pl.col("tag").last())
+    # with -c, trec_eval's num_rel summary counts every judgment above 0 again, whatever -l says
+    positive_plan = qrels.select((pl.col("relevance") > 0).sum().cast(pl.Float64))
+    per_query, mean, runid_frame, positive = pl.collect_all([*plans, runid_plan, positive_plan], engine="streaming")
+    summaries = {"num_rel": positive.item()} if args.complete else {}
+    if emptied_iprec:
+        per_query, mean = _iprec_of_emptied_queries(per_query, mean, requested)
     if zscores is not None:
-        out = _trec_zscore_lines(args, requested, columns, per_query, zscores, str(runid_frame.item()))
+        out = _trec_zscore_lines(args, requested, columns, per_query, zscores, str(runid_frame.item()), summaries)
     else:
+        if summaries and "num_rel" in mean.columns:
+            mean = mean.with_columns(pl.lit(summaries["num_rel"]).alias("num_rel"))
         out = _trec_lines(args, requested, columns, per_query, mean, str(runid_frame.item()))
     if request.not_computed:
         nicknames = " and ".join(name for name in TREC_NICKNAMES if name in (args.measure or []))
@@ -891,11 +931,13 @@ def _trec_zscore_lines(
     per_query: pl.DataFrame,
     zscores: Mapping[str, Mapping[str, tuple[float, float]]],
     runid: str,
+    summaries: Mapping[str, float],
 ) -> list[str]:
     """trec_eval -Z: every per-query value becomes its z-score against the file's (query, measure) mean and
     stddev (`_zscore`; a query or measure the file lacks gives -1000000), gm_map's value being log(max(AP,
     1e-5)); the summary accumulates the z-scores as trec_eval does (the mean, the sum for a count, exp of the
-    mean for gm_map) and every value prints as %6.4f after a "Z"."""
+    mean for gm_map; with -c, num_rel's count of positive judgments) and every value prints as %6.4f after a
+    "Z"."""
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     totals = dict.fromkeys([printed for _, printed, _ in columns], 0.0)
     out: list[str] = []
@@ -908,7 +950,7 @@ def _trec_zscore_lines(
             z = _zscore(value, None if reference is None else reference.get(printed))
             totals[printed] += z
             if args.query_lines and measure.printed != "summary":
-                out.append(_trec_line(f"Z{printed:<22}", row["query"], f"{z:6.4f}"))
+                out.append(_trec_line(f"Z{printed:<22}", row["query"], _trec_float(z)))
     if args.no_summary:
         return out
     queries = len(rows)
@@ -921,13 +963,15 @@ def _trec_zscore_lines(
             measure = TREC_BY_NAME[name]
             for printed, _ in _trec_columns(name, requested[name]):
                 total = totals[printed]
-                if measure.printed == "count":
+                if printed in summaries:  # a summary trec_eval takes from the judgments, not the z-scores
+                    summary = summaries[printed]
+                elif measure.printed == "count":
                     summary = total
                 elif measure.name == "gm_map":
                     summary = math.exp(total / queries) if queries else total
                 else:
                     summary = total / queries if queries else total
-                out.append(_trec_line(f"Z{printed:<22}", "all", f"{summary:6.4f}"))
+                out.append(_trec_line(f"Z{printed:<22}", "all", _trec_float(summary)))
     return out
 
 
