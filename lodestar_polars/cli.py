@@ -2,8 +2,10 @@
 
 ``lodestar-polars evaluate RUN [options]`` reads a Parquet file, glob or (hive-partitioned) folder, a CSV file
 or a TREC run, computes the requested measures per query (and per ``--by`` group), writes the per-query frame
-and the summary, and prints the mean table.  ``lodestar-polars trec_eval [-q] [-c] [-m MEASURE]... QRELS RUN``
-prints what trec_eval prints, for the measures the package computes.
+and the summary, and prints the mean table.  ``lodestar-polars trec_eval [-q] [-c] [-n] [-m MEASURE]... [-l NUM]
+[-M NUM] [-J] [-Z FILE] QRELS RUN`` prints what trec_eval prints, for the measures the package computes (RUN
+``-`` reads standard input); without ``-c`` a judged query missing from the run is skipped, as trec_eval 9 and
+pytrec_eval do, where trec_eval 10 stops (exit code 4, "result qid 'X' not found in qrels").
 
 Exit codes: 0 on success, 1 for a data error (bad values, duplicates, missing columns, an unreadable file),
 2 for a usage error.  Errors are one line on stderr; ``--debug`` prints the traceback too.  Output files are
@@ -1077,7 +1079,9 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         description=(
             "A drop-in for trec_eval on the measures this package computes: ties broken by doc id, linear gain, "
             "trec_eval's output format. Supported -m: " + ", ".join(m.name for m in TREC_MEASURES) + ", "
-            "and the nicknames official and all_trec (their other measures are named on stderr, not printed)."
+            "and the nicknames official and all_trec (their other measures are named on stderr, not printed). "
+            "Without -c, a judged query missing from the run is skipped, as trec_eval 9 and pytrec_eval do "
+            "(trec_eval 10 stops there with exit code 4, 'result qid ... not found in qrels')."
         ),
     )
     parser.set_defaults(handler=command_trec_eval)

@@ -216,7 +216,7 @@ def _is_malformed(fields: list[str], fmt: _Format) -> bool:
     )
 
 
-def _first_malformed_line_of_file(path: str, fmt: _Format, shown: str) -> tuple[int, str] | None:
+def _first_malformed_line_of_file(path: str, fmt: _Format, shown: str | None = None) -> tuple[int, str] | None:
     """Line number and text of the first malformed line of the file, or None; a non-UTF-8 line before any
     malformed one raises its own error.  Read in Python, line by line up to that line: this runs inside a
     callback of a running plan (only when a batch showed a bad line), where starting another Polars query
@@ -225,7 +225,7 @@ def _first_malformed_line_of_file(path: str, fmt: _Format, shown: str) -> tuple[
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise ValueError(_describe_non_utf8(fmt, shown, number, raw, error.start)) from None
+            raise ValueError(_describe_non_utf8(fmt, shown or path, number, raw, error.start)) from None
         if re.match(fmt.comment, line):
             continue
         fields = re.findall(_FIELD_PATTERN, line)
