@@ -628,12 +628,16 @@ class TrecRequest:
     not_computed: tuple[str, ...]  # members of a requested nickname this package does not compute
 
 
+_LEADING_INTEGER = re.compile(r"\s*([+-]?[0-9]+)")
+
+
 def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
-    values = [value.strip() for value in parameters.split(",")]
-    if not all(_ASCII_INTEGER.fullmatch(value) for value in values):
+    """Cut-offs as trec_eval reads them, with C's atol: the integer each item starts with ("23.4" is 23)."""
+    leading = [_LEADING_INTEGER.match(value) for value in parameters.split(",")]
+    if not all(leading):
         msg = f"measure '{name}.{parameters}': cut-offs must be integers (ASCII digits) separated by commas."
         raise UsageError(msg)
-    cutoffs = sorted(int(value) for value in values)
+    cutoffs = sorted(int(match.group(1)) for match in leading if match)
     if cutoffs[0] <= 0:
         msg = f"measure '{name}.{parameters}': cut-offs must be positive."
         raise UsageError(msg)
