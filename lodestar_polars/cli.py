@@ -943,7 +943,8 @@ def _trec_zscore_lines(
     stddev (`_zscore`; a query or measure the file lacks gives -1000000), gm_map's value being log(max(AP,
     1e-5)); the summary accumulates the z-scores as trec_eval does (the mean, the sum for a count, exp of the
     mean for gm_map; with -c, num_rel's count of positive judgments) and every value prints as %6.4f after a
-    "Z"."""
+    "Z".  The lookup here is exact; trec_eval's binary searches read one entry past a query's entries (a query
+    missing from the file that sorts after all of its queries crashes it)."""
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     totals = dict.fromkeys([printed for _, printed, _ in columns], 0.0)
     out: list[str] = []
