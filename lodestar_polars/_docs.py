@@ -86,6 +86,17 @@ PARAMETERS: dict[str, str] = {
         "    With `qrels`: judged queries missing from the run (from a `by` group's run) are left out, or scored\n"
         "    0 (trec_eval -c)."
     ),
+    "max_retrieved": (
+        "max_retrieved : int, optional\n"
+        "    At most this many documents per query count: the first in the tie-broken order, the rest are removed\n"
+        "    before any measure (trec_eval -M, with ties='doc').  Needs ties 'doc', 'input' or 'reverse'."
+    ),
+    "judged_only": (
+        "judged_only : bool, default False\n"
+        "    With `qrels`: retrieved documents not judged (or judged at a negative level) are removed before any\n"
+        "    measure, the rest keep their order (trec_eval -J); a query left with none retrieved scores as one\n"
+        "    that retrieved nothing."
+    ),
 }
 
 

@@ -108,6 +108,7 @@ SCORED = f"{_P}scored"
 UNJUDGED = f"{_P}unjudged"
 ERR_IDEAL_POSITION = f"{_P}err_ideal_position"
 ERR_IDEAL_CONTINUATION = f"{_P}err_ideal_continuation"
+JUDGED_DOC = f"{_P}judged_doc"
 
 
 def key(index: int) -> str:
@@ -267,6 +268,46 @@ def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     raw = spec.relevance.expr
     columns += [_judged_relevance(raw).alias(RELEVANCE), raw.alias(RAW_RELEVANCE)]
     return qrels.select(columns)
+
+
+# --- the retrieved documents that count (max_retrieved, judged_only) ------------------------------------------
+
+
+def _first_retrieved(rows: pl.LazyFrame, spec: Spec, names: _Names, limit: int) -> pl.LazyFrame:
+    """The first `limit` rows of each query in the tie-broken order (trec_eval -M cuts after its sort).  A row
+    whose score is null or not finite stays, so that the score check sees it."""
+    position = _position(spec, names)
+    bad_score = non_finite(SCORE, rows.collect_schema()[SCORE])
+    return rows.filter((position <= limit) | bad_score)
+
+
+def _judged_retrieved(rows: pl.LazyFrame, qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
+    """The rows whose document is judged at a level >= 0 (trec_eval -J), in their order.  A row with a null or
+    duplicated doc id stays, so that the doc checks see it."""
+    on = [*names.query, *names.docs]
+    judged = (
+        _qrels_rows(qrels, spec, names)
+        .filter(pl.col(RELEVANCE).is_not_null())
+        .select(on)
+        .unique()
+        .with_columns(pl.lit(True).alias(JUDGED_DOC))
+    )
+    keep_order = spec.ties in ("input", "reverse")
+    marked = rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
+    checked_doc = pl.any_horizontal(pl.col(d).is_null() for d in names.docs) | _doc_value(
+        names.docs
+    ).is_duplicated().over(names.group)
+    return marked.filter(pl.col(JUDGED_DOC).is_not_null() | checked_doc).drop(JUDGED_DOC)
+
+
+def _emptied_queries(retrieved: pl.LazyFrame, per_query: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
+    """The run's queries judged_only left without a row: they retrieved nothing (trec_eval scores them, with
+    num_ret 0), keeping their keys and weight."""
+    carried = [pl.col(k).first() for k in names.keys] if names.hashed else []
+    if spec.weight is not None:
+        carried += [pl.col(WEIGHT).min().alias(WEIGHT_MIN), pl.col(WEIGHT).max().alias(WEIGHT_MAX)]
+    queries = retrieved.group_by(names.group).agg(carried) if carried else retrieved.select(names.group).unique()
+    return queries.join(per_query.select(names.group), on=names.group, how="anti", nulls_equal=True)
 
 
 # --- positions and discounts ---------------------------------------------------------------------------------
@@ -946,7 +987,11 @@ def _flagged_per_query(
     names = _Names(spec, run.collect_schema())
     judged = qrels is not None
     late = _joins_relevance_late(spec, judged)
-    rows = _run_rows(run, spec, names, with_relevance=not judged)
+    rows = retrieved = _run_rows(run, spec, names, with_relevance=not judged)
+    if spec.max_retrieved is not None:
+        rows = _first_retrieved(rows, spec, names, spec.max_retrieved)
+    if spec.judged_only and qrels is not None:
+        rows = _judged_retrieved(rows, qrels, spec, names)
     if qrels is not None and not late:
         rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     if not late:
@@ -980,6 +1025,9 @@ def _flagged_per_query(
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
     if qrels is not None:
+        if spec.judged_only:
+            emptied = _emptied_queries(retrieved, per_query, spec, names)
+            per_query = pl.concat([per_query, emptied], how="diagonal_relaxed")
         per_query = _join_judgments(per_query, _judgments(qrels, spec, names), spec, names, groups)
     metrics = [_metric(i) for i in range(len(spec.measures))]
     per_query = _with_derived(per_query, spec, judged)

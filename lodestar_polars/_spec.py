@@ -89,6 +89,8 @@ class Spec:
     log_base: float
     threshold: float
     missing_queries: MissingQueries
+    max_retrieved: int | None  # at most this many documents per query, the first in the tie-broken order
+    judged_only: bool  # retrieved documents not judged at a level >= 0 are removed before any measure
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -267,6 +269,36 @@ def _check_threshold(threshold: object) -> float:
     return float(threshold)
 
 
+_ORDERED_TIES = ("doc", "input", "reverse")
+
+
+def _check_max_retrieved(max_retrieved: object, ties: Ties) -> int | None:
+    if max_retrieved is None:
+        return None
+    if not _is_int(max_retrieved):
+        msg = f"max_retrieved must be a positive int or None, got {max_retrieved!r} ({type(max_retrieved).__name__})."
+        raise TypeError(msg)
+    value = int(max_retrieved)  # numpy integers too
+    if value < 1:
+        msg = f"max_retrieved must be at least 1, got {value}."
+        raise ValueError(msg)
+    if ties not in _ORDERED_TIES:
+        msg = (
+            f"max_retrieved keeps the first {value} documents of each query, which needs one order of tied "
+            f"scores; ties={ties!r} fixes none: pass ties='doc' (trec_eval's -M: score descending, then doc id "
+            "descending), 'input' or 'reverse'."
+        )
+        raise ValueError(msg)
+    return value
+
+
+def _check_judged_only(judged_only: object) -> bool:
+    if not isinstance(judged_only, (bool, np.bool_)):
+        msg = f"judged_only must be True or False, got {judged_only!r}."
+        raise TypeError(msg)
+    return bool(judged_only)
+
+
 # a measure name, its options in parentheses (`rbp(p=0.8)`, `set_f(beta=0.5)`), and an optional parameter in
 # ASCII digits: a cut-off (`ndcg@10`) or, for a recall-level measure, a decimal recall level (`iprec@0.5`,
 # `iprec@.25`, `iprec@1`); Arabic-Indic or full-width digits make no name
@@ -402,6 +434,8 @@ def make_spec(
     log_base: object,
     threshold: object,
     missing_queries: object,
+    max_retrieved: object = None,
+    judged_only: object = False,
 ) -> Spec:
     """Check every argument that does not need the data and freeze them."""
     query_keys = _names("query", query, optional=False)
@@ -432,6 +466,8 @@ def make_spec(
         log_base=_check_log_base(log_base),
         threshold=_check_threshold(threshold),
         missing_queries=_MISSING_QUERIES_BY_NAME[missing_queries],
+        max_retrieved=_check_max_retrieved(max_retrieved, checked_ties),
+        judged_only=_check_judged_only(judged_only),
     )
     _check_roles(spec)
     _refuse_bounds_by_gain(spec)
@@ -614,6 +650,12 @@ def check_schema(spec: Spec, schema: pl.Schema, qrels_schema: pl.Schema | None) 
         weight = value_dtype(schema, where, "weight", spec.weight)
         _require_numeric(weight, where, "weight", spec.weight.name, allow_boolean=False)
     if qrels_schema is None:
+        if spec.judged_only:
+            msg = (
+                "judged_only=True removes the retrieved documents the judgments do not judge (trec_eval -J): "
+                "pass qrels=."
+            )
+            raise ValueError(msg)
         return
     if not spec.doc:
         msg = "qrels= joins judgments on (query, doc): pass doc='<column>' naming the run's document column."
@@ -660,6 +702,8 @@ def ndcg_spec(
     weight: IntoColumn | None,
     no_relevant: NoRelevant,
     missing_queries: MissingQueries,
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
     prefix: str = "ndcg",
 ) -> Spec:
     return make_spec(
@@ -676,6 +720,8 @@ def ndcg_spec(
         log_base=2.0,
         threshold=0.0,
         missing_queries=missing_queries,
+        max_retrieved=max_retrieved,
+        judged_only=judged_only,
     )
 
 
@@ -692,6 +738,8 @@ def dcg_spec(
     weight: IntoColumn | None,
     log_base: float,
     missing_queries: MissingQueries,
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> Spec:
     return make_spec(
         measures_of("dcg", "dcg", k),
@@ -707,6 +755,8 @@ def dcg_spec(
         log_base=log_base,
         threshold=0.0,
         missing_queries=missing_queries,
+        max_retrieved=max_retrieved,
+        judged_only=judged_only,
     )
 
 
@@ -725,6 +775,8 @@ def threshold_spec(
     weight: IntoColumn | None,
     no_relevant: NoRelevant,
     missing_queries: MissingQueries,
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> Spec:
     """The measures that count relevant documents: reciprocal rank, precision, recall, AP, success."""
     return make_spec(
@@ -741,6 +793,8 @@ def threshold_spec(
         log_base=2.0,
         threshold=threshold,
         missing_queries=missing_queries,
+        max_retrieved=max_retrieved,
+        judged_only=judged_only,
     )
 
 
@@ -759,6 +813,8 @@ def evaluate_spec(
     threshold: float,
     log_base: float,
     missing_queries: MissingQueries,
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> Spec:
     return make_spec(
         parse_measures(measures),
@@ -774,4 +830,6 @@ def evaluate_spec(
         log_base=log_base,
         threshold=threshold,
         missing_queries=missing_queries,
+        max_retrieved=max_retrieved,
+        judged_only=judged_only,
     )

@@ -2,8 +2,10 @@
 
 ``lodestar-polars evaluate RUN [options]`` reads a Parquet file, glob or (hive-partitioned) folder, a CSV file
 or a TREC run, computes the requested measures per query (and per ``--by`` group), writes the per-query frame
-and the summary, and prints the mean table.  ``lodestar-polars trec_eval [-q] [-c] [-m MEASURE]... QRELS RUN``
-prints what trec_eval prints, for the measures the package computes.
+and the summary, and prints the mean table.  ``lodestar-polars trec_eval [-q] [-c] [-n] [-m MEASURE]... [-l NUM]
+[-M NUM] [-J] [-Z FILE] QRELS RUN`` prints what trec_eval prints, for the measures the package computes (RUN
+``-`` reads standard input); without ``-c`` a judged query missing from the run is skipped, as trec_eval 9 and
+pytrec_eval do, where trec_eval 10 stops (exit code 4, "result qid 'X' not found in qrels").
 
 Exit codes: 0 on success, 1 for a data error (bad values, duplicates, missing columns, an unreadable file),
 2 for a usage error.  Errors are one line on stderr; ``--debug`` prints the traceback too.  Output files are
@@ -679,12 +681,19 @@ class TrecRequest:
     not_computed: tuple[str, ...]  # members of a requested nickname this package does not compute
 
 
+_LEADING_INTEGER = re.compile(r"\s*([+-]?[0-9]+)")
+
+
+TrecRequested = Mapping[str, tuple[float, ...] | str | None]
+
+
 def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
-    values = [value.strip() for value in parameters.split(",")]
-    if not all(_ASCII_INTEGER.fullmatch(value) for value in values):
+    """Cut-offs as trec_eval reads them, with C's atol: the integer each item starts with ("23.4" is 23)."""
+    leading = [_LEADING_INTEGER.match(value) for value in parameters.split(",")]
+    if not all(leading):
         msg = f"measure '{name}.{parameters}': cut-offs must be integers (ASCII digits) separated by commas."
         raise UsageError(msg)
-    cutoffs = sorted(int(value) for value in values)
+    cutoffs = sorted(int(match.group(1)) for match in leading if match)
     if cutoffs[0] <= 0:
         msg = f"measure '{name}.{parameters}': cut-offs must be positive."
         raise UsageError(msg)
@@ -717,7 +726,8 @@ def _trec_levels(name: str, parameters: str) -> tuple[float, ...]:
 def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     """trec_eval's ``-m`` values -> {trec_eval measure name: cut-offs}, in trec_eval's print order.
 
-    As trec_eval does: ``name.5,10`` sets the cut-offs (sorted; the first ``-m`` naming a measure wins),
+    As trec_eval does: ``name.5,10`` sets the cut-offs (sorted; the first ``-m name.parameters`` of a measure
+    wins, also over a nickname or a plain ``-m name`` that requests it),
     nicknames expand to their measures, no ``-m`` means ``official``.  A nickname's measures this package
     does not compute are listed in `TrecRequest.not_computed` (trec_eval's order), for a note on stderr.
 
@@ -733,6 +743,7 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     ('rbp', 'rbp_resid', '11pt_avg', 'Rprec_mult')
     """
     requested: dict[str, tuple[float, ...] | str | None] = {}
+    explicit: dict[str, tuple[float, ...] | str | None] = {}  # the first `name.parameters` of each measure
     not_computed: dict[str, None] = {}
     for text in texts or ["official"]:
         name, dot, parameters = text.partition(".")
@@ -751,13 +762,18 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
         if measure.columns is not None or measure.printed == "string":
             # refuses bad parameters here
             (measure.columns or _relstring_length)(parameters if dot else None)
-            requested.setdefault(name, parameters if dot else None)
-            continue
-        if dot and measure.cutoffs is None:
+            value: tuple[float, ...] | str | None = parameters if dot else None
+        elif dot and measure.cutoffs is None:
             msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
             raise UsageError(msg)
-        parse = _trec_levels if measure.levels else _trec_cutoffs
-        requested.setdefault(name, parse(name, parameters) if dot else measure.cutoffs)
+        else:
+            parse = _trec_levels if measure.levels else _trec_cutoffs
+            value = parse(name, parameters) if dot else measure.cutoffs
+        requested.setdefault(name, value)
+        if dot:
+            explicit.setdefault(name, value)
+    # as trec_eval: a measure takes the parameters of the first `-m name.parameters`, wherever it is requested
+    requested.update(explicit)
     in_print_order = {m.name: requested[m.name] for m in TREC_MEASURES if m.name in requested}
     return TrecRequest(in_print_order, tuple(not_computed))
 
@@ -796,14 +812,23 @@ def _relstring_length(parameters: str | None) -> tuple[str, int]:
     return f"relstring_{parameters}", int(float(values[0]))
 
 
-def relstring_plan(run: pl.LazyFrame, qrels: pl.LazyFrame, length: int) -> pl.LazyFrame:
+def relstring_plan(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, length: int, max_retrieved: int | None = None, judged_only: bool = False
+) -> pl.LazyFrame:
     """The first `length` documents of each run query in trec_eval's order (score descending, then doc id
-    descending as text), their `position` and judged `relevance` (null: not in the judgments)."""
+    descending as text), their `position` and judged `relevance` (null: not in the judgments); as trec_eval's
+    -M and -J form the list: the first `max_retrieved` documents, then (`judged_only`) those judged at a level
+    >= 0."""
     order = pl.struct(pl.col("score"), pl.col("doc").cast(pl.String)).rank("ordinal", descending=True)
     ranked = run.select("query", "doc", order.over("query").alias("position"))
+    if max_retrieved is not None:
+        ranked = ranked.filter(pl.col("position") <= max_retrieved)
     judged = qrels.select("query", "doc", "relevance")
-    top = ranked.filter(pl.col("position") <= length)
-    return top.join(judged, on=["query", "doc"], how="left").select("query", "position", "relevance")
+    rows = ranked.join(judged, on=["query", "doc"], how="left")
+    if judged_only:
+        rows = rows.filter(pl.col("relevance") >= 0)
+        rows = rows.with_columns(pl.col("position").rank("ordinal").over("query").alias("position"))
+    return rows.filter(pl.col("position") <= length).select("query", "position", "relevance")
 
 
 def _relevance_character(relevance: int | None) -> str:
@@ -832,7 +857,37 @@ def missing_relstring(printed: str, length: int) -> str:
 
 
 def _trec_value(measure: TrecMeasure, value: float) -> str:
-    return f"{value:.0f}" if measure.printed == "count" else f"{value:6.4f}"
+    return f"{value:.0f}" if measure.printed == "count" else _trec_float(value)
+
+
+def _trec_float(value: float) -> str:
+    """C's %6.4f; the one NaN trec_eval prints (0.0 / 0.0) has its sign bit set: "-nan"."""
+    return f"{'-nan':>6}" if math.isnan(value) else f"{value:6.4f}"
+
+
+def _iprec_of_emptied_queries(
+    per_query: pl.DataFrame,
+    mean: pl.DataFrame,
+    requested: TrecRequested,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """trec_eval -J on a query left with no judged document (with -c, a judged query missing from the run too:
+    its stand-in document is unjudged): its iprec_at_recall at a level whose rank lround(level * R) is 0 (every
+    level when R = 0) is precision 0 / 0, NaN, which its mean then takes."""
+    emptied = pl.col("num_ret") == 0
+    levels = requested["iprec_at_recall"] or ()
+    assert isinstance(levels, tuple)
+    undefined = {
+        column: emptied & ((level * pl.col("num_rel") + 0.5).floor() == 0)  # lround of a non-negative number
+        for level, (_, column) in zip(levels, _trec_columns("iprec_at_recall", levels), strict=True)
+    }
+    per_query = per_query.with_columns(
+        pl.when(condition).then(float("nan")).otherwise(pl.col(column)).alias(column)
+        for column, condition in undefined.items()
+    )
+    mean = mean.with_columns(
+        pl.lit(float("nan")).alias(column) for column in undefined if per_query[column].is_nan().any()
+    )
+    return per_query, mean
 
 
 def _trec_line(name: str, query: str, value: str) -> str:
@@ -866,11 +921,96 @@ def _keep_stand_in_utility(rows: list[dict[str, Any]], parameters: str, collecti
             row[column] = a * 0 + b * 1 + c * relevant + d * (collection + 0 - 1 - relevant)
 
 
+MISSING_ZSCORE = -1000000.0  # trec_eval's value for a (query, measure) its -Z file has no mean for
+
+
+def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """trec_eval's -Z file: lines ``qid measure mean stddev`` -> {qid: {measure: (mean, stddev)}}.
+
+    Blank lines are skipped; any other line needs exactly four fields, the last two numbers.  A (query,
+    measure) listed twice is an error (trec_eval would take either, by its binary search).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "zscores"
+    >>> _ = file.write_text("301 map 0.25 0.1\\n301 P_5 0.4 0.2\\n")
+    >>> read_zscores(str(file))["301"]["map"]
+    (0.25, 0.1)
+    """
+    if not os.path.isfile(path):
+        msg = f"-Z file not found: {path}"
+        raise DataError(msg)
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.split()
+            if not fields:
+                continue
+            try:
+                if len(fields) != 4:
+                    raise ValueError
+                query, measure, mean, stddev = fields[0], fields[1], float(fields[2]), float(fields[3])
+            except ValueError:
+                msg = f"malformed -Z line ({path}, line {number}): expected 'qid measure mean stddev': {line!r}."
+                raise DataError(msg) from None
+            if measure in table.setdefault(query, {}):
+                msg = f"-Z file {path} lists query {query!r} measure {measure!r} twice (line {number})."
+                raise DataError(msg)
+            table[query][measure] = (mean, stddev)
+    return table
+
+
+def _zscore(value: float, reference: tuple[float, float] | None) -> float:
+    """trec_eval's convert_zscores.c: (value - mean) / stddev; with stddev 0, 0 when the value is the mean."""
+    if reference is None:
+        return MISSING_ZSCORE
+    mean, stddev = reference
+    if stddev:
+        return (value - mean) / stddev
+    return 0.0 if value == mean else MISSING_ZSCORE
+
+
+def _trec_eval_level(text: str) -> int:
+    """-l: an integer level >= 0 (trec_eval's atol would read "2.5" as 2 and "x" as 0)."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text.strip()) or int(text) < 0:
+        msg = (
+            f"expected a relevance level: an integer >= 0, got {text!r} (a negative level would make trec_eval "
+            "count unjudged retrieved documents as relevant)"
+        )
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
+
+
+def _trec_eval_max_retrieved(text: str) -> int:
+    if not _ASCII_INTEGER.fullmatch(text.strip()) or int(text) < 1:
+        msg = f"expected a positive integer (ASCII digits), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
+
+
+def _scan_trec_run_argument(path: str, scratch: str) -> pl.LazyFrame:
+    """The run file, or for "-" standard input (copied to `scratch`: the run is read lazily, maybe twice)."""
+    if path != "-":
+        return _scan(path, "trec", "run", [])
+    copy = Path(scratch) / "standard-input.run"
+    with open(copy, "wb") as handle:
+        while chunk := sys.stdin.buffer.read(1 << 20):
+            handle.write(chunk)
+    return scan_trec_run(copy, source_name="standard input")
+
+
 def command_trec_eval(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="lodestar-trec-eval-") as scratch:
+        return _trec_eval(args, scratch)
+
+
+def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     request = parse_trec_measures(args.measure or [])
     requested = request.measures
+    zscores = read_zscores(args.zscores) if args.zscores is not None else None
     qrels = _scan(args.qrels, "trec", "qrels", [])
-    run = _scan(args.run, "trec", "run", [])
+    run = _scan_trec_run_argument(args.run, scratch)
     columns = [
         (TREC_BY_NAME[name], *pair)
         for name, cutoffs in requested.items()
@@ -880,7 +1020,8 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     measures = list(dict.fromkeys(column for _, _, column in columns))
     utility_parameters = requested.get("utility")
     stand_in = args.complete and isinstance(utility_parameters, str)
-    if stand_in:  # `_keep_stand_in_utility` reads them
+    emptied_iprec = args.judged_only and "iprec_at_recall" in requested
+    if stand_in or emptied_iprec:  # `_keep_stand_in_utility` and `_iprec_of_emptied_queries` read them
         measures = list(dict.fromkeys([*measures, "num_ret", "num_rel"]))
     options: dict[str, Any] = {
         "doc": "doc",
@@ -889,45 +1030,40 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         "no_relevant": 0.0,
         "qrels": qrels,
         "missing_queries": "zero" if args.complete else "skip",
+        "threshold": args.level - 1,  # a judged level >= l is relevant: above l - 1, the levels being integers
+        "max_retrieved": args.max_retrieved,
+        "judged_only": args.judged_only,
     }
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
     plans = _build(run, measures or ["rr"], options)
-    runid_plan = run.select(pl.col("tag").first())
+    # trec_eval's run id is the tag of the run's last line
+    runid_plan = run.select(pl.col("tag").last())
+    # with -c, trec_eval's num_rel summary counts every judgment above 0 again, whatever -l says
+    positive_plan = qrels.select((pl.col("relevance") > 0).sum().cast(pl.Float64))
     relstring = None
     if "relstring" in requested and args.query_lines:  # printed per query only
         parameters = requested["relstring"]
         assert not isinstance(parameters, tuple)
         relstring = _relstring_length(parameters)
-    top_plans = [relstring_plan(run, qrels, relstring[1])] if relstring is not None else []
-    per_query, mean, runid_frame, *top = pl.collect_all([*plans, runid_plan, *top_plans], engine="streaming")
+    top_plans = []
+    if relstring is not None:
+        top_plans.append(relstring_plan(run, qrels, relstring[1], args.max_retrieved, args.judged_only))
+    per_query, mean, runid_frame, positive, *top = pl.collect_all(
+        [*plans, runid_plan, positive_plan, *top_plans], engine="streaming"
+    )
     strings = relstrings(top[0]) if top else {}
+    summaries = {"num_rel": positive.item()} if args.complete else {}
+    if emptied_iprec:
+        per_query, mean = _iprec_of_emptied_queries(per_query, mean, requested)
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     if stand_in:
         assert isinstance(utility_parameters, str)
         _keep_stand_in_utility(rows, utility_parameters, args.collection)
-    out: list[str] = []
-    if args.query_lines:
-        for row in rows:
-            for name in requested:
-                if name == "relstring" and relstring is not None:
-                    text = strings.get(row["query"], missing_relstring(*relstring))
-                    out.append(_trec_line(relstring[0], row["query"], f"'{text}'"))
-                out += [
-                    _trec_line(printed, row["query"], _trec_value(measure, row[column]))
-                    for measure, printed, column in columns
-                    if measure.name == name and measure.printed != "summary"
-                ]
-    if not args.no_summary:
-        for name in requested:
-            if name == "runid":
-                out.append(_trec_line("runid", "all", str(runid_frame.item())))
-            elif name == "num_q":
-                out.append(_trec_line("num_q", "all", str(mean["queries"].item())))
-            elif name != "relstring":  # per query only
-                measure = TREC_BY_NAME[name]
-                for printed, column in _trec_columns(name, requested[name], args.collection):
-                    summary = _trec_summary([row[column] for row in rows], measure.printed)
-                    out.append(_trec_line(printed, "all", _trec_value(measure, summary)))
+    runid = str(runid_frame.item())
+    if zscores is not None:
+        out = _trec_zscore_lines(args, requested, columns, rows, (strings, relstring), zscores, runid, summaries)
+    else:
+        out = _trec_lines(args, requested, columns, rows, (strings, relstring), runid, summaries)
     if request.not_computed:
         nicknames = " and ".join(name for name in TREC_NICKNAMES if name in (args.measure or []))
         sets = nicknames or "official (the default)"
@@ -937,6 +1073,111 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         )
     sys.stdout.write("".join(out))
     return EXIT_OK
+
+
+TrecColumns = list[tuple[TrecMeasure, str, str]]  # (measure, trec_eval's printed name, the package's column)
+Relstrings = tuple[dict[str, str], tuple[str, int] | None]  # each query's string; (printed name, length)
+
+
+def _trec_lines(
+    args: argparse.Namespace,
+    requested: TrecRequested,
+    columns: TrecColumns,
+    rows: list[dict[str, Any]],
+    relstring: Relstrings,
+    runid: str,
+    summaries: Mapping[str, float],
+) -> list[str]:
+    """trec_eval's lines: per query (-q) in query order, each measure in print order; then the `all` lines, each
+    summary as `_trec_summary` forms it (or as `summaries` gives it)."""
+    strings, shown = relstring
+    out: list[str] = []
+    if args.query_lines:
+        for row in rows:
+            for name in requested:
+                if name == "relstring" and shown is not None:
+                    text = strings.get(row["query"], missing_relstring(*shown))
+                    out.append(_trec_line(shown[0], row["query"], f"'{text}'"))
+                out += [
+                    _trec_line(printed, row["query"], _trec_value(measure, row[column]))
+                    for measure, printed, column in columns
+                    if measure.name == name and measure.printed != "summary"
+                ]
+    if not args.no_summary:
+        for name in requested:
+            if name == "runid":
+                out.append(_trec_line("runid", "all", runid))
+            elif name == "num_q":
+                out.append(_trec_line("num_q", "all", str(len(rows))))
+            elif name != "relstring":  # per query only
+                measure = TREC_BY_NAME[name]
+                for printed, column in _trec_columns(name, requested[name], args.collection):
+                    if printed in summaries:
+                        summary = summaries[printed]
+                    else:
+                        summary = _trec_summary([row[column] for row in rows], measure.printed)
+                    out.append(_trec_line(printed, "all", _trec_value(measure, summary)))
+    return out
+
+
+def _trec_zscore_lines(
+    args: argparse.Namespace,
+    requested: TrecRequested,
+    columns: TrecColumns,
+    rows: list[dict[str, Any]],
+    relstring: Relstrings,
+    zscores: Mapping[str, Mapping[str, tuple[float, float]]],
+    runid: str,
+    summaries: Mapping[str, float],
+) -> list[str]:
+    """trec_eval -Z: every per-query value becomes its z-score against the file's (query, measure) mean and
+    stddev (`_zscore`; a query or measure the file lacks gives -1000000), a geometric mean's (gm_map, gm_bpref)
+    value being log(max(value, 1e-5)); the summary accumulates the z-scores as trec_eval does (the mean, the sum
+    for a count, exp of the mean for a geometric mean; with -c, num_rel's count of positive judgments) and every
+    value prints as %6.4f after a "Z".  The lookup here is exact; trec_eval's binary searches read one entry
+    past a query's entries (a query missing from the file that sorts after all of its queries crashes it).
+    `rows` are the per-query rows in query order; relstring prints as it is, not as a z-score."""
+    strings, shown = relstring
+    totals = dict.fromkeys([printed for _, printed, _ in columns], 0.0)
+    out: list[str] = []
+    for row in rows:
+        reference = zscores.get(str(row["query"]))
+        for name in requested:
+            if name == "relstring" and shown is not None:
+                text = strings.get(row["query"], missing_relstring(*shown))
+                out.append(_trec_line(shown[0], row["query"], f"'{text}'"))
+            for measure, printed, column in columns:
+                if measure.name != name:
+                    continue
+                value = float(row[column])
+                if measure.printed == "summary":
+                    value = math.log(max(value, GEOMETRIC_FLOOR))
+                z = _zscore(value, None if reference is None else reference.get(printed))
+                totals[printed] += z
+                if args.query_lines and measure.printed != "summary":
+                    out.append(_trec_line(f"Z{printed:<22}", row["query"], _trec_float(z)))
+    if args.no_summary:
+        return out
+    queries = len(rows)
+    for name in requested:
+        if name == "runid":
+            out.append(_trec_line("runid", "all", runid))
+        elif name == "num_q":
+            out.append(_trec_line(f"Z{'num_q':<22}", "all", f"{queries:6.4f}"))
+        elif name != "relstring":
+            measure = TREC_BY_NAME[name]
+            for printed, _ in _trec_columns(name, requested[name], args.collection):
+                total = totals[printed]
+                if printed in summaries:  # a summary trec_eval takes from the judgments, not the z-scores
+                    summary = summaries[printed]
+                elif measure.printed == "count":
+                    summary = total
+                elif measure.printed == "summary":
+                    summary = math.exp(total / queries) if queries else total
+                else:
+                    summary = total / queries if queries else total
+                out.append(_trec_line(f"Z{printed:<22}", "all", _trec_float(summary)))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -1043,21 +1284,77 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
             "trec_eval's output format. Supported -m: " + ", ".join(m.name for m in TREC_MEASURES) + ", "
             "and the nicknames official and all_trec (their other measures are named on stderr, not printed). "
             "relstring[.N] (with -q only, as trec_eval) prints each query's judged levels of its first N "
-            "retrieved documents (default 10): 0-9, '>' above 9, '-' not judged, '.' judged at a negative level."
+            "retrieved documents (default 10): 0-9, '>' above 9, '-' not judged, '.' judged at a negative level. "
+            "Without -c, a judged query missing from the run is skipped, as trec_eval 9 and pytrec_eval do "
+            "(trec_eval 10 stops there with exit code 4, 'result qid ... not found in qrels')."
         ),
     )
     parser.set_defaults(handler=command_trec_eval)
-    parser.add_argument("-q", dest="query_lines", action="store_true", help="also print each query's values")
-    parser.add_argument("-c", dest="complete", action="store_true", help="judged queries missing from the run score 0")
-    parser.add_argument("-n", dest="no_summary", action="store_true", help="no summary ('all') lines")
     parser.add_argument(
-        "-N", dest="collection", type=int, default=0, metavar="DOCS", help="documents in the collection (utility)"
+        "-q", "--query_eval_wanted", dest="query_lines", action="store_true", help="also print each query's values"
     )
     parser.add_argument(
-        "-m", dest="measure", action="append", metavar="MEASURE", help="measure, e.g. ndcg, ndcg_cut.5,10, recip_rank"
+        "-c",
+        "--complete_rel_info_wanted",
+        dest="complete",
+        action="store_true",
+        help="judged queries missing from the run score 0 (without -c they are skipped, as trec_eval 9 and "
+        "pytrec_eval do; trec_eval 10 stops there with exit code 4)",
     )
-    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel)")
-    parser.add_argument("run", metavar="RUN", help="TREC run file (qid Q0 docno rank score tag)")
+    parser.add_argument("-n", "--nosummary", dest="no_summary", action="store_true", help="no summary ('all') lines")
+    parser.add_argument(
+        "-m",
+        "--measure",
+        dest="measure",
+        action="append",
+        metavar="MEASURE",
+        help="measure, e.g. ndcg, ndcg_cut.5,10, recip_rank",
+    )
+    parser.add_argument(
+        "-l",
+        "--level_for_rel",
+        dest="level",
+        type=_trec_eval_level,
+        default=1,
+        metavar="NUM",
+        help="a document judged at level NUM or above is relevant (default 1)",
+    )
+    parser.add_argument(
+        "-M",
+        "--Max_retrieved_per_topic",
+        dest="max_retrieved",
+        type=_trec_eval_max_retrieved,
+        metavar="NUM",
+        help="only the first NUM documents of each query count (score descending, then docno descending)",
+    )
+    parser.add_argument(
+        "-J",
+        "--Judged_docs_only",
+        dest="judged_only",
+        action="store_true",
+        help="remove the retrieved documents not judged (or judged at a negative level) before any measure",
+    )
+    parser.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscores",
+        metavar="FILE",
+        help="print z-scores: (value - mean) / stddev, the mean and stddev of each query and measure read from "
+        "FILE's lines 'qid measure mean stddev' (-1000000 where FILE has none)",
+    )
+    parser.add_argument(
+        "-N",
+        "--Number_docs_in_coll",
+        dest="collection",
+        type=int,
+        default=0,
+        metavar="NUM",
+        help="documents in the collection (utility's non-relevant documents not retrieved)",
+    )
+    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel; '#' lines are comments)")
+    parser.add_argument(
+        "run", metavar="RUN", help="TREC run file (qid Q0 docno rank score tag; '#' lines are comments), '-' for stdin"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,7 +3,8 @@
 Both readers scan the file line by line (`pl.scan_lines`, which also reads gzip; a line ends at LF, CRLF or
 a lone CR, so a file with classic Mac line ends reads as its lines, not as one), split each line on runs of
 ASCII whitespace (space, tab, FF, VT: C's `isspace`), keep ids as strings and parse the numeric fields with
-Polars' strict casts.  Blank lines are skipped.  A malformed line (wrong field count,
+Polars' strict casts.  Blank lines and comment lines (``#``, as trec_eval 10 reads them: see each reader) are
+skipped.  A malformed line (wrong field count,
 a field that does not parse, an integer too large for Int64, bytes that are not UTF-8) raises a `ValueError`
 naming the file and its 1-based line number when the frame is collected.
 
@@ -58,6 +59,7 @@ class _Format:
     fields: tuple[_Field, ...]
     min_fields: int
     max_fields: int | None  # None: trailing fields are ignored
+    comment: str  # a line matching this at its start is a comment (a regex without the anchor)
 
     @property
     def expected(self) -> str:
@@ -78,6 +80,7 @@ _RUN = _Format(
     ),
     min_fields=6,
     max_fields=None,
+    comment=r"[ \t\f\v]*#",  # get_trec_results.c: '#' after any leading whitespace
 )
 
 _QRELS = _Format(
@@ -90,6 +93,7 @@ _QRELS = _Format(
     ),
     min_fields=4,
     max_fields=4,
+    comment="#",  # get_qrels.c: '#' as the line's first character
 )
 
 
@@ -138,7 +142,7 @@ def _has_non_utf8_line(path: str) -> bool:
     return False
 
 
-def _lines(path: str, fmt: _Format) -> pl.LazyFrame:
+def _lines(path: str, fmt: _Format, shown: str) -> pl.LazyFrame:
     """`_scan_lines(path)` as a streaming source whose invalid-UTF-8 error names the file and line.
 
     Polars' scan fails on the first batch holding a byte sequence that is not UTF-8, with a message that
@@ -162,10 +166,10 @@ def _lines(path: str, fmt: _Format) -> pl.LazyFrame:
             if not _has_non_utf8_line(path):
                 raise  # not an encoding problem: Polars' own error
             # raises for the non-UTF-8 line, unless a malformed line comes before it
-            malformed = _first_malformed_line_of_file(path, fmt)
+            malformed = _first_malformed_line_of_file(path, fmt, shown)
             if malformed is None:  # pragma: no cover - the non-UTF-8 line raised
                 raise
-            raise ValueError(_describe(fmt, path, *malformed)) from None
+            raise ValueError(_describe(fmt, shown, *malformed)) from None
 
     schema = {_LINE_NUMBER: pl.UInt32(), _LINE: pl.String()}
     return register_io_source(source, schema=schema, explain_name=f"TREC {fmt.kind} lines")
@@ -175,6 +179,7 @@ def _parsed(lines: pl.LazyFrame, fmt: _Format) -> pl.LazyFrame:
     """Every non-blank line, split and cast, with its line number and a problem code (no check yet)."""
     # Polars' line scan ends lines at LF and CRLF only: a lone CR ends a line too (classic Mac files)
     lines = lines.with_columns(pl.col(_LINE).str.split("\r")).explode(_LINE)
+    lines = lines.filter(~pl.col(_LINE).str.contains(f"^{fmt.comment}"))
     fields = lines.select(
         pl.col(_LINE_NUMBER),
         pl.col(_LINE).str.extract_all(_FIELD_PATTERN).alias(_FIELDS),
@@ -211,7 +216,7 @@ def _is_malformed(fields: list[str], fmt: _Format) -> bool:
     )
 
 
-def _first_malformed_line_of_file(path: str, fmt: _Format) -> tuple[int, str] | None:
+def _first_malformed_line_of_file(path: str, fmt: _Format, shown: str | None = None) -> tuple[int, str] | None:
     """Line number and text of the first malformed line of the file, or None; a non-UTF-8 line before any
     malformed one raises its own error.  Read in Python, line by line up to that line: this runs inside a
     callback of a running plan (only when a batch showed a bad line), where starting another Polars query
@@ -220,7 +225,9 @@ def _first_malformed_line_of_file(path: str, fmt: _Format) -> tuple[int, str] | 
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise ValueError(_describe_non_utf8(fmt, path, number, raw, error.start)) from None
+            raise ValueError(_describe_non_utf8(fmt, shown or path, number, raw, error.start)) from None
+        if re.match(fmt.comment, line):
+            continue
         fields = re.findall(_FIELD_PATTERN, line)
         if fields and _is_malformed(fields, fmt):
             return number, line
@@ -262,21 +269,21 @@ def _describe_non_utf8(fmt: _Format, path: str, line_number: int, line: bytes, o
     )
 
 
-def _checker(path: str, fmt: _Format, output: Sequence[str]) -> Callable[[pl.DataFrame], pl.DataFrame]:
+def _checker(path: str, fmt: _Format, output: Sequence[str], shown: str) -> Callable[[pl.DataFrame], pl.DataFrame]:
     def check_batch(frame: pl.DataFrame) -> pl.DataFrame:
         if frame.select((pl.col(_PROBLEM) > 0).any()).item():
             # a batch may start mid-file: look the first malformed line of the whole file up again
-            found = _first_malformed_line_of_file(path, fmt)
+            found = _first_malformed_line_of_file(path, fmt, shown)
             if found is None:  # pragma: no cover - the batch showed one
                 msg = f"a malformed line of {path} was not found again"
                 raise RuntimeError(msg)
-            raise ValueError(_describe(fmt, path, *found))
+            raise ValueError(_describe(fmt, shown, *found))
         return frame.select(output)
 
     return check_batch
 
 
-def _scan(path: PathLike, fmt: _Format) -> pl.LazyFrame:
+def _scan(path: PathLike, fmt: _Format, source_name: str | None) -> pl.LazyFrame:
     if not isinstance(path, (str, os.PathLike)):
         msg = f"path must be a str or os.PathLike naming one file, got {type(path).__name__}."
         raise TypeError(msg)
@@ -287,21 +294,28 @@ def _scan(path: PathLike, fmt: _Format) -> pl.LazyFrame:
     output = [field.name for field in fmt.fields]
     # a streamable frame-level map: opaque to the optimiser, so no projection can skip the check, and its
     # exception reaches the caller as raised (an expression UDF's would get Polars' context appended)
-    return _parsed(_lines(file, fmt), fmt).map_batches(
-        _checker(file, fmt, output),
+    shown = file if source_name is None else source_name
+    return _parsed(_lines(file, fmt, shown), fmt).map_batches(
+        _checker(file, fmt, output, shown),
         schema={field.name: field.dtype for field in fmt.fields},
         streamable=True,
         validate_output_schema=False,
     )
 
 
-def scan_trec_run(path: PathLike) -> pl.LazyFrame:
+def scan_trec_run(path: PathLike, *, source_name: str | None = None) -> pl.LazyFrame:
     """Scan a TREC run file (``qid Q0 docno rank score tag``) lazily.
 
     Columns: ``query`` (String), ``q0`` (String), ``doc`` (String), ``rank`` (Int64), ``score`` (Float64),
     ``tag`` (String), one row per non-blank line in file order; a line ends at LF, CRLF or CR.  Fields are
     separated by any run of spaces or tabs; fields after the sixth are ignored, as trec_eval ignores them.
-    Plain or gzip-compressed files.
+    Plain or gzip-compressed files.  A line whose first character after any spaces or tabs is ``#`` is a
+    comment and skipped, as trec_eval 10's get_trec_results.c decides (a ``#`` inside a field, as in a doc id
+    ``msmarco_doc_00#4``, is data).
+
+    trec_eval never reads the rank field (any text passes there) and reads the score with C's ``atof``, which
+    takes the number a field starts with ("1.5x" is 1.5, "x" is 0); here the rank must be an integer and the
+    score a number, and a field that is not is an error naming its line.
 
     The run is ready for `rank_metrics` with ``doc="doc"`` and ``qrels=scan_trec_qrels(...)``; pass
     ``ties="doc"`` for trec_eval's order (score descending, then doc id descending; `rank` is not used).
@@ -310,6 +324,8 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
     ----------
     path
         The run file (plain text or gzip).
+    source_name
+        What error messages call the file (default: `path`), e.g. "standard input" for a copy of it.
 
     Returns
     -------
@@ -320,7 +336,7 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
     --------
     >>> import tempfile, pathlib
     >>> file = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
-    >>> _ = file.write_text("301 Q0 d1 1 2.5 bm25\\n301 Q0 d2 2 1.5 bm25\\n")
+    >>> _ = file.write_text("# bm25, k1=0.9\\n301 Q0 d1 1 2.5 bm25\\n301 Q0 d2 2 1.5 bm25\\n")
     >>> scan_trec_run(file).collect()["doc"].to_list()
     ['d1', 'd2']
 
@@ -336,10 +352,10 @@ def scan_trec_run(path: PathLike) -> pl.LazyFrame:
         since the check itself runs batch by batch (in Python, up to the first line that is not UTF-8).
         A slice (``head``) may still read and check the whole file.
     """
-    return _scan(path, _RUN)
+    return _scan(path, _RUN, source_name)
 
 
-def scan_trec_qrels(path: PathLike) -> pl.LazyFrame:
+def scan_trec_qrels(path: PathLike, *, source_name: str | None = None) -> pl.LazyFrame:
     """Scan a TREC qrels file (``qid iter docno rel``) lazily.
 
     Columns: ``query`` (String), ``iteration`` (String, ignored by trec_eval), ``doc`` (String),
@@ -347,10 +363,21 @@ def scan_trec_qrels(path: PathLike) -> pl.LazyFrame:
     are separated by any run of spaces or tabs.  Plain or gzip-compressed files.  Negative levels are kept as
     they are; `rank_metrics` scores them as 0, as trec_eval does.
 
+    A line whose first character is ``#`` is a comment and skipped, as trec_eval 10's get_qrels.c decides (a
+    ``#`` after leading spaces, or inside a field, is data).  trec_eval itself skips only one comment line in
+    a row (it reads the next as a judgment of query "#") and crashes on a comment as the file's last line;
+    here every such line is a comment.
+
+    trec_eval reads the relevance with C's ``atol``, which takes the integer a field starts with: "1.5" is
+    judged 1 (relevant at ``-l 1``, not at ``-l 2``), "x" is 0.  Here a relevance that is not an integer is an
+    error naming its line, so that a fractional grade is never truncated silently.
+
     Parameters
     ----------
     path
         The qrels file (plain text or gzip).
+    source_name
+        What error messages call the file (default: `path`).
 
     Returns
     -------
@@ -361,7 +388,7 @@ def scan_trec_qrels(path: PathLike) -> pl.LazyFrame:
     --------
     >>> import tempfile, pathlib
     >>> file = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
-    >>> _ = file.write_text("301 0 d1 2\\n301 0 d3 0\\n")
+    >>> _ = file.write_text("# judged by hand\\n301 0 d1 2\\n301 0 d3 0\\n")
     >>> scan_trec_qrels(file).collect()["relevance"].to_list()
     [2, 0]
 
@@ -375,4 +402,4 @@ def scan_trec_qrels(path: PathLike) -> pl.LazyFrame:
         The message names the file and the 1-based line number of the first malformed line (see
         `scan_trec_run`).
     """
-    return _scan(path, _QRELS)
+    return _scan(path, _QRELS, source_name)

@@ -64,6 +64,8 @@ class _RankMetrics(Generic[FrameT]):
             "no_relevant",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         per_query_returns("`ndcg` (k None) or `ndcg@{k}`, one per cut-off"),
         EXAMPLE_FRAME + ">>> df.rank_metrics.ndcg(k=[1, 3])\n"
@@ -92,6 +94,8 @@ class _RankMetrics(Generic[FrameT]):
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.ndcg_spec(
@@ -106,6 +110,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=no_relevant,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -125,6 +131,8 @@ class _RankMetrics(Generic[FrameT]):
             "no_relevant",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         mean_returns(),
         EXAMPLE_FRAME + ">>> df.rank_metrics.ndcg_mean(k=[1, 3])\n"
@@ -152,6 +160,8 @@ class _RankMetrics(Generic[FrameT]):
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.ndcg_spec(
@@ -166,6 +176,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=no_relevant,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -185,6 +197,8 @@ class _RankMetrics(Generic[FrameT]):
             "log_base",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         per_query_returns("`dcg` / `dcg@{k}`"),
         EXAMPLE_FRAME + ">>> df.rank_metrics.dcg(k=3)\n"
@@ -213,6 +227,8 @@ class _RankMetrics(Generic[FrameT]):
         log_base: float = 2.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.dcg_spec(
@@ -227,6 +243,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 log_base=log_base,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -246,6 +264,8 @@ class _RankMetrics(Generic[FrameT]):
             "log_base",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         mean_returns(),
         EXAMPLE_FRAME + ">>> df.rank_metrics.dcg_mean(k=3)\n"
@@ -273,6 +293,8 @@ class _RankMetrics(Generic[FrameT]):
         log_base: float = 2.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.dcg_spec(
@@ -287,13 +309,29 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 log_base=log_base,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
 
     @documented(
         "Reciprocal rank per query: 1 / position of the first relevant document (0 when none is in the top k).",
-        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "qrels",
+            "missing_queries",
+            "max_retrieved",
+            "judged_only",
+        ],
         per_query_returns("`reciprocal_rank` / `reciprocal_rank@{k}`"),
         EXAMPLE_FRAME + ">>> df.rank_metrics.reciprocal_rank()\n"
         "shape: (2, 2)\n"
@@ -320,6 +358,8 @@ class _RankMetrics(Generic[FrameT]):
         weight: IntoColumn | None = None,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.threshold_spec(
@@ -336,13 +376,29 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=0.0,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
 
     @documented(
         "The (weighted) mean of `reciprocal_rank` per `by` group (one row without `by`).",
-        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "qrels",
+            "missing_queries",
+            "max_retrieved",
+            "judged_only",
+        ],
         mean_returns(),
         EXAMPLE_FRAME + ">>> df.rank_metrics.reciprocal_rank_mean()\n"
         "shape: (1, 3)\n"
@@ -368,6 +424,8 @@ class _RankMetrics(Generic[FrameT]):
         weight: IntoColumn | None = None,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.threshold_spec(
@@ -384,6 +442,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=0.0,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -391,7 +451,21 @@ class _RankMetrics(Generic[FrameT]):
     @documented(
         "Precision per query: relevant documents in the top k / k (trec_eval's P_k: a shorter list still divides "
         "by k; k None: by the list's length).",
-        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "qrels",
+            "missing_queries",
+            "max_retrieved",
+            "judged_only",
+        ],
         per_query_returns("`precision` / `precision@{k}`"),
         EXAMPLE_FRAME + ">>> df.rank_metrics.precision(k=2)\n"
         "shape: (2, 2)\n"
@@ -418,6 +492,8 @@ class _RankMetrics(Generic[FrameT]):
         weight: IntoColumn | None = None,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.threshold_spec(
@@ -434,13 +510,29 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=0.0,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
 
     @documented(
         "The (weighted) mean of `precision` per `by` group (one row without `by`).",
-        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "qrels",
+            "missing_queries",
+            "max_retrieved",
+            "judged_only",
+        ],
         mean_returns(),
         EXAMPLE_FRAME + ">>> df.rank_metrics.precision_mean(k=2)\n"
         "shape: (1, 3)\n"
@@ -466,6 +558,8 @@ class _RankMetrics(Generic[FrameT]):
         weight: IntoColumn | None = None,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.threshold_spec(
@@ -482,6 +576,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=0.0,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -502,6 +598,8 @@ class _RankMetrics(Generic[FrameT]):
             "no_relevant",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         per_query_returns("`recall` / `recall@{k}`"),
         EXAMPLE_FRAME + ">>> df.rank_metrics.recall(k=2)\n"
@@ -530,6 +628,8 @@ class _RankMetrics(Generic[FrameT]):
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.threshold_spec(
@@ -546,6 +646,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=no_relevant,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -565,6 +667,8 @@ class _RankMetrics(Generic[FrameT]):
             "no_relevant",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         mean_returns(),
         EXAMPLE_FRAME + ">>> df.rank_metrics.recall_mean(k=2)\n"
@@ -592,6 +696,8 @@ class _RankMetrics(Generic[FrameT]):
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.threshold_spec(
@@ -608,6 +714,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=no_relevant,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -628,6 +736,8 @@ class _RankMetrics(Generic[FrameT]):
             "no_relevant",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         per_query_returns("`average_precision` / `average_precision@{k}`"),
         EXAMPLE_FRAME + ">>> df.rank_metrics.average_precision()\n"
@@ -656,6 +766,8 @@ class _RankMetrics(Generic[FrameT]):
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.threshold_spec(
@@ -672,6 +784,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=no_relevant,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -691,6 +805,8 @@ class _RankMetrics(Generic[FrameT]):
             "no_relevant",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         mean_returns(),
         EXAMPLE_FRAME + ">>> df.rank_metrics.average_precision_mean()\n"
@@ -718,6 +834,8 @@ class _RankMetrics(Generic[FrameT]):
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.threshold_spec(
@@ -734,6 +852,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=no_relevant,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -741,7 +861,21 @@ class _RankMetrics(Generic[FrameT]):
     @documented(
         "Success (hit rate) per query: 1 when a relevant document is in the top k, else 0 (with tie averaging, "
         "its probability).",
-        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "qrels",
+            "missing_queries",
+            "max_retrieved",
+            "judged_only",
+        ],
         per_query_returns("`success` / `success@{k}`"),
         EXAMPLE_FRAME + ">>> df.rank_metrics.success(k=1)\n"
         "shape: (2, 2)\n"
@@ -768,6 +902,8 @@ class _RankMetrics(Generic[FrameT]):
         weight: IntoColumn | None = None,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.threshold_spec(
@@ -784,13 +920,29 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=0.0,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
 
     @documented(
         "The (weighted) mean of `success` per `by` group (one row without `by`).",
-        ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "by",
+            "k",
+            "ties",
+            "threshold",
+            "weight",
+            "qrels",
+            "missing_queries",
+            "max_retrieved",
+            "judged_only",
+        ],
         mean_returns(),
         EXAMPLE_FRAME + ">>> df.rank_metrics.success_mean(k=1)\n"
         "shape: (1, 3)\n"
@@ -816,6 +968,8 @@ class _RankMetrics(Generic[FrameT]):
         weight: IntoColumn | None = None,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.threshold_spec(
@@ -832,6 +986,8 @@ class _RankMetrics(Generic[FrameT]):
                 weight=weight,
                 no_relevant=0.0,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -852,6 +1008,8 @@ class _RankMetrics(Generic[FrameT]):
             "log_base",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         per_query_returns("one column per measure, named canonically (`ndcg@10`, `p@5`, `ap`, `rr`...)"),
         EXAMPLE_FRAME + '>>> df.rank_metrics.evaluate(["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -883,6 +1041,8 @@ class _RankMetrics(Generic[FrameT]):
         log_base: float = 2.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.evaluate_spec(
@@ -899,6 +1059,8 @@ class _RankMetrics(Generic[FrameT]):
                 threshold=threshold,
                 log_base=log_base,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -919,6 +1081,8 @@ class _RankMetrics(Generic[FrameT]):
             "log_base",
             "qrels",
             "missing_queries",
+            "max_retrieved",
+            "judged_only",
         ],
         mean_returns(),
         EXAMPLE_FRAME + '>>> df.rank_metrics.evaluate_mean(["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -949,6 +1113,8 @@ class _RankMetrics(Generic[FrameT]):
         log_base: float = 2.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.evaluate_spec(
@@ -965,6 +1131,8 @@ class _RankMetrics(Generic[FrameT]):
                 threshold=threshold,
                 log_base=log_base,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
@@ -993,7 +1161,20 @@ class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
 
     @documented(
         "The (weighted) mean NDCG as one float: scikit-learn's `ndcg_score` number.",
-        ["query", "relevance", "score", "doc", "ties", "gain", "weight", "no_relevant", "qrels", "missing_queries"],
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "ties",
+            "gain",
+            "weight",
+            "no_relevant",
+            "qrels",
+            "missing_queries",
+            "max_retrieved",
+            "judged_only",
+        ],
         "float\n    sum(weight * ndcg) / sum(weight) over the queries whose NDCG is not null.",
         EXAMPLE_FRAME + ">>> round(df.rank_metrics.ndcg_score(k=3), 6)\n0.88285",
         first="k : int or None, default None\n    One cut-off (None: the whole list).",
@@ -1012,6 +1193,8 @@ class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
         no_relevant: NoRelevant = 0.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> float:
         _spec.check_single_cutoff("ndcg", k)
         return self._score(
@@ -1027,13 +1210,28 @@ class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
                 weight=weight,
                 no_relevant=no_relevant,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )
 
     @documented(
         "The (weighted) mean DCG as one float: scikit-learn's `dcg_score` number.",
-        ["query", "relevance", "score", "doc", "ties", "gain", "weight", "log_base", "qrels", "missing_queries"],
+        [
+            "query",
+            "relevance",
+            "score",
+            "doc",
+            "ties",
+            "gain",
+            "weight",
+            "log_base",
+            "qrels",
+            "missing_queries",
+            "max_retrieved",
+            "judged_only",
+        ],
         "float\n    sum(weight * dcg) / sum(weight) over the queries.",
         EXAMPLE_FRAME + ">>> round(df.rank_metrics.dcg_score(k=3), 6)\n1.657732",
         first="k : int or None, default None\n    One cut-off (None: the whole list).",
@@ -1052,6 +1250,8 @@ class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
         log_base: float = 2.0,
         qrels: QrelsFrame = None,
         missing_queries: MissingQueries = "skip",
+        max_retrieved: int | None = None,
+        judged_only: bool = False,
     ) -> float:
         _spec.check_single_cutoff("dcg", k)
         return self._score(
@@ -1067,6 +1267,8 @@ class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
                 weight=weight,
                 log_base=log_base,
                 missing_queries=missing_queries,
+                max_retrieved=max_retrieved,
+                judged_only=judged_only,
             ),
             qrels,
         )

@@ -283,6 +283,8 @@ def _score(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) -> f
         "no_relevant",
         "qrels",
         "missing_queries",
+        "max_retrieved",
+        "judged_only",
     ],
     per_query_returns(
         "`ndcg` (k None) or `ndcg@{k}`, one per cut-off", "pyspark.sql.DataFrame (rows in no particular order)"
@@ -311,6 +313,8 @@ def ndcg(
     no_relevant: NoRelevant = 0.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -326,6 +330,8 @@ def ndcg(
             weight=weight,
             no_relevant=no_relevant,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -346,6 +352,8 @@ def ndcg(
         "no_relevant",
         "qrels",
         "missing_queries",
+        "max_retrieved",
+        "judged_only",
     ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.ndcg_mean(judged, k=[1, 3])\n"
@@ -373,6 +381,8 @@ def ndcg_mean(
     no_relevant: NoRelevant = 0.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -388,6 +398,8 @@ def ndcg_mean(
             weight=weight,
             no_relevant=no_relevant,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -395,7 +407,22 @@ def ndcg_mean(
 
 @documented(
     "DCG per query, as scikit-learn's `dcg_score` defines it; negative relevance is accepted.",
-    ["query", "relevance", "score", "doc", "by", "k", "ties", "gain", "weight", "log_base", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "by",
+        "k",
+        "ties",
+        "gain",
+        "weight",
+        "log_base",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     per_query_returns("`dcg` / `dcg@{k}`", "pyspark.sql.DataFrame (rows in no particular order)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.dcg(judged, k=3).orderBy('query').show()\n"
     "+-----+------------------+\n"
@@ -421,6 +448,8 @@ def dcg(
     log_base: float = 2.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -436,6 +465,8 @@ def dcg(
             weight=weight,
             log_base=log_base,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -443,7 +474,22 @@ def dcg(
 
 @documented(
     "The (weighted) mean of `dcg` per `by` group, aggregated by Spark.",
-    ["query", "relevance", "score", "doc", "by", "k", "ties", "gain", "weight", "log_base", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "by",
+        "k",
+        "ties",
+        "gain",
+        "weight",
+        "log_base",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.dcg_mean(judged, k=3)\n"
     "shape: (1, 3)\n"
@@ -470,6 +516,8 @@ def dcg_mean(
     log_base: float = 2.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -485,6 +533,8 @@ def dcg_mean(
             weight=weight,
             log_base=log_base,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -492,7 +542,21 @@ def dcg_mean(
 
 @documented(
     "Reciprocal rank per query: 1 / position of the first relevant document (0 when none is in the top k).",
-    ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "by",
+        "k",
+        "ties",
+        "threshold",
+        "weight",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     per_query_returns(
         "`reciprocal_rank` / `reciprocal_rank@{k}`", "pyspark.sql.DataFrame (rows in no particular order)"
     ),
@@ -519,6 +583,8 @@ def reciprocal_rank(
     weight: IntoColumn | None = None,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -536,6 +602,8 @@ def reciprocal_rank(
             weight=weight,
             no_relevant=0.0,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -543,7 +611,21 @@ def reciprocal_rank(
 
 @documented(
     "The (weighted) mean of `reciprocal_rank` per `by` group, aggregated by Spark.",
-    ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "by",
+        "k",
+        "ties",
+        "threshold",
+        "weight",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.reciprocal_rank_mean(judged)\n"
     "shape: (1, 3)\n"
@@ -569,6 +651,8 @@ def reciprocal_rank_mean(
     weight: IntoColumn | None = None,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -586,6 +670,8 @@ def reciprocal_rank_mean(
             weight=weight,
             no_relevant=0.0,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -594,7 +680,21 @@ def reciprocal_rank_mean(
 @documented(
     "Precision per query: relevant documents in the top k / k (trec_eval's P_k: a shorter list still divides "
     "by k; k None: by the list's length).",
-    ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "by",
+        "k",
+        "ties",
+        "threshold",
+        "weight",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     per_query_returns("`precision` / `precision@{k}`", "pyspark.sql.DataFrame (rows in no particular order)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.precision(judged, k=2).orderBy('query').show()\n"
     "+-----+-----------+\n"
@@ -619,6 +719,8 @@ def precision(
     weight: IntoColumn | None = None,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -636,6 +738,8 @@ def precision(
             weight=weight,
             no_relevant=0.0,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -643,7 +747,21 @@ def precision(
 
 @documented(
     "The (weighted) mean of `precision` per `by` group, aggregated by Spark.",
-    ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "by",
+        "k",
+        "ties",
+        "threshold",
+        "weight",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.precision_mean(judged, k=2)\n"
     "shape: (1, 3)\n"
@@ -669,6 +787,8 @@ def precision_mean(
     weight: IntoColumn | None = None,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -686,6 +806,8 @@ def precision_mean(
             weight=weight,
             no_relevant=0.0,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -707,6 +829,8 @@ def precision_mean(
         "no_relevant",
         "qrels",
         "missing_queries",
+        "max_retrieved",
+        "judged_only",
     ],
     per_query_returns("`recall` / `recall@{k}`", "pyspark.sql.DataFrame (rows in no particular order)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.recall(judged, k=2).orderBy('query').show()\n"
@@ -733,6 +857,8 @@ def recall(
     no_relevant: NoRelevant = 0.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -750,6 +876,8 @@ def recall(
             weight=weight,
             no_relevant=no_relevant,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -770,6 +898,8 @@ def recall(
         "no_relevant",
         "qrels",
         "missing_queries",
+        "max_retrieved",
+        "judged_only",
     ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.recall_mean(judged, k=2)\n"
@@ -797,6 +927,8 @@ def recall_mean(
     no_relevant: NoRelevant = 0.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -814,6 +946,8 @@ def recall_mean(
             weight=weight,
             no_relevant=no_relevant,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -835,6 +969,8 @@ def recall_mean(
         "no_relevant",
         "qrels",
         "missing_queries",
+        "max_retrieved",
+        "judged_only",
     ],
     per_query_returns(
         "`average_precision` / `average_precision@{k}`", "pyspark.sql.DataFrame (rows in no particular order)"
@@ -863,6 +999,8 @@ def average_precision(
     no_relevant: NoRelevant = 0.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -880,6 +1018,8 @@ def average_precision(
             weight=weight,
             no_relevant=no_relevant,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -900,6 +1040,8 @@ def average_precision(
         "no_relevant",
         "qrels",
         "missing_queries",
+        "max_retrieved",
+        "judged_only",
     ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.average_precision_mean(judged)\n"
@@ -927,6 +1069,8 @@ def average_precision_mean(
     no_relevant: NoRelevant = 0.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -944,6 +1088,8 @@ def average_precision_mean(
             weight=weight,
             no_relevant=no_relevant,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -952,7 +1098,21 @@ def average_precision_mean(
 @documented(
     "Success (hit rate) per query: 1 when a relevant document is in the top k, else 0 (with tie averaging, "
     "its probability).",
-    ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "by",
+        "k",
+        "ties",
+        "threshold",
+        "weight",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     per_query_returns("`success` / `success@{k}`", "pyspark.sql.DataFrame (rows in no particular order)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.success(judged, k=1).orderBy('query').show()\n"
     "+-----+---------+\n"
@@ -977,6 +1137,8 @@ def success(
     weight: IntoColumn | None = None,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -994,6 +1156,8 @@ def success(
             weight=weight,
             no_relevant=0.0,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -1001,7 +1165,21 @@ def success(
 
 @documented(
     "The (weighted) mean of `success` per `by` group, aggregated by Spark.",
-    ["query", "relevance", "score", "doc", "by", "k", "ties", "threshold", "weight", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "by",
+        "k",
+        "ties",
+        "threshold",
+        "weight",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + ">>> lodestar_spark.success_mean(judged, k=1)\n"
     "shape: (1, 3)\n"
@@ -1027,6 +1205,8 @@ def success_mean(
     weight: IntoColumn | None = None,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -1044,6 +1224,8 @@ def success_mean(
             weight=weight,
             no_relevant=0.0,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -1065,6 +1247,8 @@ def success_mean(
         "log_base",
         "qrels",
         "missing_queries",
+        "max_retrieved",
+        "judged_only",
     ],
     per_query_returns(
         "one column per measure, named canonically (`ndcg@10`, `p@5`, `ap`, `rr`...)",
@@ -1097,6 +1281,8 @@ def evaluate(
     log_base: float = 2.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -1114,6 +1300,8 @@ def evaluate(
             threshold=threshold,
             log_base=log_base,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -1135,6 +1323,8 @@ def evaluate(
         "log_base",
         "qrels",
         "missing_queries",
+        "max_retrieved",
+        "judged_only",
     ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + '>>> lodestar_spark.evaluate_mean(judged, ["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -1165,6 +1355,8 @@ def evaluate_mean(
     log_base: float = 2.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -1182,6 +1374,8 @@ def evaluate_mean(
             threshold=threshold,
             log_base=log_base,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -1189,7 +1383,20 @@ def evaluate_mean(
 
 @documented(
     "The (weighted) mean NDCG as one float: scikit-learn's `ndcg_score` number.",
-    ["query", "relevance", "score", "doc", "ties", "gain", "weight", "no_relevant", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "ties",
+        "gain",
+        "weight",
+        "no_relevant",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     "float\n    sum(weight * ndcg) / sum(weight) over the queries whose NDCG is not null.",
     EXAMPLE_FRAME + ">>> round(lodestar_spark.ndcg_score(judged, k=3), 6)\n0.88285",
     first=FRAME + "\nk : int or None, default None\n    One cut-off (None: the whole list).",
@@ -1208,6 +1415,8 @@ def ndcg_score(
     no_relevant: NoRelevant = 0.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> float:
     _spec.check_single_cutoff("ndcg", k)
     return _score(
@@ -1224,6 +1433,8 @@ def ndcg_score(
             weight=weight,
             no_relevant=no_relevant,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )
@@ -1231,7 +1442,20 @@ def ndcg_score(
 
 @documented(
     "The (weighted) mean DCG as one float: scikit-learn's `dcg_score` number.",
-    ["query", "relevance", "score", "doc", "ties", "gain", "weight", "log_base", "qrels", "missing_queries"],
+    [
+        "query",
+        "relevance",
+        "score",
+        "doc",
+        "ties",
+        "gain",
+        "weight",
+        "log_base",
+        "qrels",
+        "missing_queries",
+        "max_retrieved",
+        "judged_only",
+    ],
     "float\n    sum(weight * dcg) / sum(weight) over the queries.",
     EXAMPLE_FRAME + ">>> round(lodestar_spark.dcg_score(judged, k=3), 6)\n1.657732",
     first=FRAME + "\nk : int or None, default None\n    One cut-off (None: the whole list).",
@@ -1250,6 +1474,8 @@ def dcg_score(
     log_base: float = 2.0,
     qrels: SparkDataFrame | None = None,
     missing_queries: MissingQueries = "skip",
+    max_retrieved: int | None = None,
+    judged_only: bool = False,
 ) -> float:
     _spec.check_single_cutoff("dcg", k)
     return _score(
@@ -1266,6 +1492,8 @@ def dcg_score(
             weight=weight,
             log_base=log_base,
             missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
         ),
         qrels,
     )

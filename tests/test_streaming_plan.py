@@ -132,6 +132,15 @@ BY_OPTIONS: dict[str, dict[str, Any]] = {
     },
     # every measure cut off (evaluate's list apart): the judgments are joined after the positions
     "qrels joined late, tie averaging": {"by": "system", "doc": "doc", "qrels": QRELS, "k": [5, 10]},
+    "qrels, judged_only, max_retrieved, weight": {
+        "by": "system",
+        "doc": "doc",
+        "qrels": QRELS,
+        "judged_only": True,
+        "max_retrieved": 7,
+        "ties": "doc",
+        "weight": "w",
+    },
 }
 
 

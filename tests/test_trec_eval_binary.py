@@ -135,3 +135,27 @@ def test_utility_weighing_documents_not_retrieved_needs_the_collection(tmp_path:
     assert out == ""
     assert "d=1" in err
     assert "-N" in err
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["-m", "P", "-m", "P.5"],
+        ["-m", "P.5", "-m", "P.7"],
+        ["-m", "official", "-m", "P.3"],
+        ["-q", "-m", "all_trec", "-m", "relstring.20"],
+    ],
+)
+def test_a_measure_takes_its_first_explicit_parameters(
+    trec_eval: TrecEval, shared_data: Path, arguments: list[str]
+) -> None:
+    """trec_eval reads a measure's parameters from the first `-m name.parameters`, even when a nickname or a
+    plain `-m name` requested it earlier (the CLI kept the first request's defaults: relstring printed 10
+    documents where QUICKTEST's `-m all_trec -mrelstring.20` prints 20)."""
+    folder = shared_data / "trec_eval"
+    qrels, run = folder / "qrels.test", folder / "results.test"
+    expected = trec_eval.run(arguments, qrels, run)
+    lines = set(ours(arguments, qrels, run).splitlines())
+    computed = [line for line in expected.splitlines() if line.split()[0] in {line.split()[0] for line in lines}]
+    assert computed, expected
+    assert lines == set(computed)
