@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import polars as pl
 import pytest
 
 import lodestar_polars
+from lodestar_polars._measure_table import measure_table
 from lodestar_polars._spec import MEASURE_NAMES, parse_measures
 from lodestar_polars.measures import REGISTRY, Definition
 from tests.conftest import Engine
@@ -283,3 +285,19 @@ def test_its_ranx_name_is_ranx_for_the_same_numbers(definition: Definition, cuto
         values = ranx.evaluate(ranx.Qrels(relevant), ranx_run, spelled, return_mean=False)
     theirs = dict(zip(ranx_run.keys(), (float(v) for v in values), strict=True))
     assert theirs == pytest.approx(_ours(frame, definition, cutoff), rel=1e-12, abs=1e-12)
+
+
+def test_every_measure_names_what_its_tests_compare_it_with() -> None:
+    """The measure tables (docs/measures.md, README.md) print `oracle`: a measure added without it fails here."""
+    missing = [name for name, definition in REGISTRY.items() if not definition.oracle.strip()]
+    assert not missing, missing
+
+
+def test_readme_measure_table_is_the_registrys() -> None:
+    """README.md holds a copy of the generated measure table between its markers: regenerate it with
+    `python -c "from lodestar_polars._measure_table import measure_table; print(measure_table(), end='')"`."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- measure-table: start -->\n", "<!-- measure-table: end -->"
+    assert start in readme and end in readme, "README.md lost its measure-table markers"
+    copy = readme[readme.index(start) + len(start) : readme.index(end)]
+    assert copy == measure_table()

@@ -273,7 +273,8 @@ GEOMETRIC_FLOOR = 1e-5
 class Definition:
     """One measure, as its module declares it.
 
-    - `name`: the canonical name (evaluate's output column `name` / `name@k`); `method`: the `.rank_metrics`
+    - `name`: the canonical name (evaluate's output column `name` / `name@k`); `oracle`: the real tools (or
+      hand derivations) its tests compare it with, as the measure tables print it; `method`: the `.rank_metrics`
       method computing it alone, whose columns are `method` / `method@k` (None: evaluate() only); `aliases`:
       the other names evaluate() takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it.
     - `parameter`: what `name@x` gives it: a cut-off (`name` or `name@k`), a recall level (`name@0.5`,
@@ -302,6 +303,7 @@ class Definition:
     """
 
     name: str
+    oracle: str
     method: str | None
     aliases: tuple[str, ...]
     trec_eval: Spelling

@@ -68,6 +68,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="ap",
+    oracle="trec_eval binary (`map`, `map_cut`); ranx; every tied order enumerated",
     method="average_precision",
     aliases=("map", "average_precision"),
     trec_eval=Spelling("map", "map_cut_{k}"),

@@ -52,6 +52,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="bpref",
+    oracle="trec_eval binary; pytrec_eval",
     method=None,
     aliases=(),
     trec_eval=Spelling("bpref", None),

@@ -49,6 +49,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="dcg",
+    oracle="scikit-learn `dcg_score`; every tied order enumerated",
     method="dcg",
     aliases=(),
     trec_eval=NO_SPELLING,

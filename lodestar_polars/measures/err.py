@@ -81,6 +81,7 @@ def row_checks(context: Context) -> list[DataCheck]:
 
 MEASURE = Definition(
     name="err",
+    oracle="ir_measures (gdeval, 5 decimals); hand derivations; every tied order enumerated",
     method=None,
     aliases=("expected_reciprocal_rank",),
     trec_eval=NO_SPELLING,

@@ -32,6 +32,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="f1",
+    oracle="ranx; every tied order enumerated",
     method=None,
     aliases=(),
     trec_eval=NO_SPELLING,

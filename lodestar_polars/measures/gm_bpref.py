@@ -17,6 +17,7 @@ from ._base import NO_SPELLING, Spelling
 MEASURE = replace(
     bpref.MEASURE,
     name="gm_bpref",
+    oracle="trec_eval binary",
     trec_eval=Spelling("gm_bpref", None),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

@@ -25,6 +25,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="gm_map",
+    oracle="trec_eval binary; pytrec_eval",
     method=None,
     aliases=("gmap",),
     trec_eval=Spelling("gm_map", None),

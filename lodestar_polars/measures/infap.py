@@ -69,6 +69,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="infap",
+    oracle="trec_eval binary; hand derivations",
     method=None,
     aliases=("inferred_ap",),
     trec_eval=Spelling("infAP", None),

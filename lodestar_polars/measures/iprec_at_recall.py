@@ -69,6 +69,7 @@ def at_level(level: float) -> Definition:
 
 MEASURE = Definition(
     name="iprec",
+    oracle="trec_eval binary (trec_eval 10's rounding); pytrec_eval where its rounding agrees",
     method=None,
     aliases=("iprec_at_recall",),
     trec_eval=Spelling(None, "iprec_at_recall_{k:.2f}"),

@@ -35,6 +35,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="judged",
+    oracle="ir_measures; every tied order enumerated",
     method=None,
     aliases=(),
     trec_eval=NO_SPELLING,

@@ -44,6 +44,10 @@ def row_checks(context: Context) -> list[DataCheck]:
 
 MEASURE = Definition(
     name="ndcg",
+    oracle=(
+        "scikit-learn `ndcg_score`; trec_eval binary (`ndcg`, `ndcg_cut`); LightGBM, XGBoost; ir_measures, ranx;"
+        " every tied order enumerated"
+    ),
     method="ndcg",
     aliases=(),
     trec_eval=Spelling("ndcg", "ndcg_cut_{k}"),

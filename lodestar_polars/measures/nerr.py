@@ -31,6 +31,7 @@ def _reason(context: Context) -> str:
 
 MEASURE = Definition(
     name="nerr",
+    oracle="hand derivations; ideal by enumeration of every order",
     method=None,
     aliases=(),
     trec_eval=NO_SPELLING,

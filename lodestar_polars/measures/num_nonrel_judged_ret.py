@@ -28,6 +28,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="num_nonrel_judged_ret",
+    oracle="trec_eval binary",
     method=None,
     aliases=(),
     trec_eval=Spelling("num_nonrel_judged_ret", None),

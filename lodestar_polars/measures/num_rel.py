@@ -24,6 +24,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="num_rel",
+    oracle="trec_eval binary",
     method=None,
     aliases=(),
     trec_eval=Spelling("num_rel", None),

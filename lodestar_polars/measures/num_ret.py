@@ -23,6 +23,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="num_ret",
+    oracle="trec_eval binary",
     method=None,
     aliases=(),
     trec_eval=Spelling("num_ret", None),

@@ -30,6 +30,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="p",
+    oracle="trec_eval binary (`P`); ranx; ir_measures; every tied order enumerated",
     method="precision",
     aliases=("precision",),
     trec_eval=Spelling(None, "P_{k}"),

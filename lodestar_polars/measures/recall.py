@@ -32,6 +32,7 @@ NO_RELEVANT = NoRelevant(no_relevant_condition, no_relevant_reason)
 
 MEASURE = Definition(
     name="r",
+    oracle="trec_eval binary (`recall`); ranx; every tied order enumerated",
     method="recall",
     aliases=("recall",),
     trec_eval=Spelling(None, "recall_{k}"),

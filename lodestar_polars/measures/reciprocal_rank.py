@@ -23,6 +23,7 @@ def derived(context: Context, cutoff: int | None) -> list[Derived]:
 
 MEASURE = Definition(
     name="rr",
+    oracle="trec_eval binary (`recip_rank`); ranx; every tied order enumerated",
     method="reciprocal_rank",
     aliases=("mrr", "recip_rank", "reciprocal_rank"),
     trec_eval=Spelling("recip_rank", None),

@@ -24,6 +24,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="relative_p",
+    oracle="trec_eval binary; every tied order enumerated",
     method=None,
     aliases=("relative_precision",),
     trec_eval=Spelling(None, "relative_P_{k}"),

@@ -47,6 +47,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="rprec",
+    oracle="trec_eval binary; pytrec_eval; every tied order enumerated",
     method=None,
     aliases=("r-precision", "r_precision"),
     trec_eval=Spelling("Rprec", None),

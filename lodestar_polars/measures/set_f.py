@@ -41,6 +41,7 @@ def with_options(values: Mapping[str, float]) -> Definition:
 
 MEASURE = Definition(
     name="set_f",
+    oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=(),
     trec_eval=Spelling("set_F", None),

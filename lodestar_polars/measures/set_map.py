@@ -22,6 +22,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="set_map",
+    oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=("set_ap",),
     trec_eval=Spelling("set_map", None),

@@ -19,6 +19,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="set_p",
+    oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=("set_precision",),
     trec_eval=Spelling("set_P", None),

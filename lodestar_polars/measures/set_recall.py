@@ -18,6 +18,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="set_recall",
+    oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=("set_r",),
     trec_eval=Spelling("set_recall", None),

@@ -21,6 +21,7 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="set_relative_p",
+    oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=("set_relative_precision",),
     trec_eval=Spelling("set_relative_P", None),

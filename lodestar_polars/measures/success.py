@@ -24,6 +24,7 @@ def derived(context: Context, cutoff: int | None) -> list[Derived]:
 
 MEASURE = Definition(
     name="success",
+    oracle="trec_eval binary (`success`); ranx `hit_rate`; every tied order enumerated",
     method="success",
     aliases=("hit_rate",),
     trec_eval=Spelling(None, "success_{k}"),

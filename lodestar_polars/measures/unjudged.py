@@ -43,6 +43,7 @@ def _as_float(value: int) -> float:
 
 MEASURE = Definition(
     name="unj",
+    oracle="trec_eval binary; every tied order enumerated",
     method=None,
     aliases=("unjudged",),
     trec_eval=Spelling(None, "unj_{k}"),

@@ -69,6 +69,7 @@ def with_options(values: Mapping[str, float]) -> Definition:
 
 MEASURE = Definition(
     name="utility",
+    oracle="trec_eval binary; hand derivations",
     method=None,
     aliases=(),
     trec_eval=Spelling("utility", None),

@@ -1,0 +1,57 @@
+"""The table of every measure, generated from the measure registry: the documentation site prints it (with the
+methods) and the README holds a copy that a test keeps equal to it."""
+
+from __future__ import annotations
+
+from .measures import REGISTRY, Definition
+from .measures._base import Spelling, option_text
+
+_PARAMETER = {"cutoff": "@k", "recall_level": "@x", "none": ""}
+_SUMMARY = {"mean": "mean", "geometric": "geometric mean", "sum": "sum"}
+
+
+def _spelled(spelling: Spelling, measure: Definition) -> str:
+    defaults = {option.name: option_text(option.default) for option in measure.options}
+    # a recall level's spelling formats a number (iprec_at_recall_{k:.2f}): shown at x = 0.5
+    parameter: object = 0.5 if measure.parameter == "recall_level" else "k"
+    cut = spelling.cut and spelling.cut.format(k=parameter, **defaults)
+    whole = spelling.whole and spelling.whole.format(**defaults)
+    names = [name for name in (whole, cut) if name]
+    return ", ".join(f"`{name}`" for name in names) or "—"
+
+
+def _evaluate_names(measure: Definition) -> str:
+    suffix = _PARAMETER[measure.parameter]
+    names = [measure.name] if measure.parameter == "cutoff" else []
+    names += [f"{measure.name}{suffix}"] if suffix else [measure.name]
+    names = list(dict.fromkeys(names))
+    aliases = f" ({', '.join(f'`{alias}`' for alias in measure.aliases)})" if measure.aliases else ""
+    return ", ".join(f"`{name}`" for name in names) + aliases
+
+
+def _options(measure: Definition) -> str:
+    return ", ".join(f"`{o.name}={option_text(o.default)}`" for o in measure.options) or "—"
+
+
+def measure_table(methods: bool = False) -> str:
+    """Markdown: one row per registered measure, with the names evaluate() takes, its own options (written
+    `name(option=value)`), its tie modes, its summary over queries, how trec_eval, ir_measures and ranx name it,
+    and the tools its tests compare it with; `methods` adds the `.rank_metrics` method computing it alone."""
+    head = ["`evaluate` name (aliases)", *(["method"] if methods else []), "options", "ties", "summary"]
+    head += ["trec_eval", "ir_measures", "ranx", "checked against"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for measure in REGISTRY.values():
+        cells = [_evaluate_names(measure)]
+        if methods:
+            cells.append(f"`{measure.method}`" if measure.method else "evaluate only")
+        cells += [
+            _options(measure),
+            "all but `average`" if measure.refuses_average else "all",
+            _SUMMARY[measure.summary],
+            _spelled(measure.trec_eval, measure),
+            _spelled(measure.ir_measures, measure),
+            _spelled(measure.ranx, measure),
+            measure.oracle,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
