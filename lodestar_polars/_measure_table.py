@@ -3,6 +3,10 @@ methods) and the README holds a copy that a test keeps equal to it."""
 
 from __future__ import annotations
 
+import inspect
+import types
+
+from . import measures
 from .measures import REGISTRY, Definition
 from .measures._base import Spelling, option_text
 
@@ -55,3 +59,17 @@ def measure_table(methods: bool = False) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def measure_definitions() -> str:
+    """Markdown: each measure's definition and tie treatment, from its module's docstring (one heading each)."""
+    modules = {
+        module.MEASURE.name: module
+        for module in vars(measures).values()
+        if isinstance(module, types.ModuleType) and isinstance(getattr(module, "MEASURE", None), Definition)
+    }
+    sections = []
+    for name in REGISTRY:
+        text = inspect.cleandoc(modules[name].__doc__ or "")
+        sections.append(f"#### `{name}`\n\n{text}\n")
+    return "\n".join(sections)
