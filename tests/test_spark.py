@@ -187,6 +187,32 @@ def test_runs_with_qrels_match_the_polars_path(
     _assert_same_numbers(_collect(got), expected)
 
 
+@pytest.mark.parametrize("judged_only", [False, True])
+def test_max_retrieved_and_judged_only_match_the_polars_path(
+    spark: SparkSession, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame], judged_only: bool
+) -> None:
+    """trec_eval's -M and -J as options: each partition keeps a query's first documents and its judged ones as
+    the single plan does, so every measure (counts, set measures, ranked measures) and mean agrees."""
+    run, qrels = run_and_qrels
+    measures = ["num_ret", "ndcg@5", "p@3", "ap", "set_f", "bpref", "unj@5", "rprec"]
+    options: dict[str, Any] = {
+        "doc": "doc",
+        "ties": "doc",
+        "max_retrieved": 7,
+        "judged_only": judged_only,
+        "missing_queries": "zero",
+    }
+    expected = rank_metrics(run).evaluate(measures, qrels=qrels, **options)
+    unlimited = rank_metrics(run).evaluate(measures, qrels=qrels, **{**options, "max_retrieved": None})
+    assert not expected.equals(unlimited)  # the options change the numbers of this data
+    spark_run, spark_qrels = _to_spark(spark, run), _to_spark(spark, qrels)
+    got = lodestar_spark.evaluate(spark_run, measures, qrels=spark_qrels, **options)
+    _assert_same_numbers(_collect(got), expected)
+    expected_mean = rank_metrics(run).evaluate_mean(measures, qrels=qrels, **options)
+    got_mean = lodestar_spark.evaluate_mean(spark_run, measures, qrels=spark_qrels, **options)
+    _assert_same_numbers(got_mean, expected_mean)
+
+
 def test_qrels_mean_counts_run_queries_without_judgments(
     spark: SparkSession, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
 ) -> None:
