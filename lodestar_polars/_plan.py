@@ -62,6 +62,8 @@ from .measures._base import (
     BLOCK_SIZE,
     DISCOUNT,
     GAIN,
+    GAIN_HIGH,
+    GAIN_LOW,
     IDEAL_DISCOUNT,
     IDEAL_POSITION,
     JUDGED_BEFORE,
@@ -387,6 +389,19 @@ def _ideal_columns(spec: Spec) -> list[str]:
     return [ideal_dcg(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)]
 
 
+def _gain_range() -> list[pl.Expr]:
+    """The least and greatest gain of a query's levels, each taken with 0 (`Quantity.GAIN_RANGE`)."""
+    gain = pl.col(GAIN)
+    return [
+        pl.min_horizontal(gain.min(), 0.0).fill_null(0.0).alias(GAIN_LOW),
+        pl.max_horizontal(gain.max(), 0.0).fill_null(0.0).alias(GAIN_HIGH),
+    ]
+
+
+def _gain_range_columns(spec: Spec) -> list[str]:
+    return [GAIN_LOW, GAIN_HIGH] if _needs(spec, Quantity.GAIN_RANGE) else []
+
+
 def _ideal_terms(spec: Spec) -> list[pl.Expr]:
     return [
         (pl.col(GAIN) * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff)).sum().alias(ideal_dcg(cutoff))
@@ -440,6 +455,8 @@ def _aggregate(
         extra += [pl.col(WEIGHT).min().alias(WEIGHT_MIN), pl.col(WEIGHT).max().alias(WEIGHT_MAX)]
     if _needs(spec, Quantity.IDEAL_DCG) and not judged:
         extra += _ideal_terms(spec)
+    if _needs(spec, Quantity.GAIN_RANGE) and not judged:
+        extra += _gain_range()
     counters = [expression for check in checks for expression in check.aggregations()]
     if names.hashed:
         extra += [pl.col(k).first() for k in names.keys]
@@ -773,6 +790,8 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     aggregations = [(pl.col(RELEVANCE) > spec.threshold).sum().cast(pl.Float64).alias(JUDGED_RELEVANT)]
     if _needs(spec, Quantity.IDEAL_DCG):
         aggregations += _ideal_terms(spec)
+    if _needs(spec, Quantity.GAIN_RANGE):
+        aggregations += _gain_range()
     counters = [expression for check in checks for expression in check.aggregations()]
     per_query = rows.group_by(names.query).agg(*aggregations, *counters)
     null_query = DataCheck(
@@ -781,7 +800,7 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
         message(ValueError, f"qrels query column {', '.join(quoted(q) for q in spec.query)} has null values."),
     )
     per_query = per_query.with_columns(null_query.aggregations())
-    output = [*names.query, *_ideal_columns(spec), JUDGED_RELEVANT]
+    output = [*names.query, *_ideal_columns(spec), *_gain_range_columns(spec), JUDGED_RELEVANT]
     where = _describe_keys(list(spec.query), [])
     checked = apply_checks(
         per_query.sort(names.query, nulls_last=True), where, names.query, output, [null_query, *checks]
@@ -810,7 +829,15 @@ def _join_judgments(
     # a query missing from the run retrieved nothing: its sums and counters are 0 (a least term, such as the
     # first relevant position, stays null), its ideal DCG and relevant count come from the judgments
     least = [name for name, term in _terms(spec, judged=True).items() if term.least]
-    from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, *least, JUDGED_RELEVANT, *_ideal_columns(spec)}
+    from_judgments = {
+        *names.keys,
+        HAS_JUDGMENTS,
+        IN_RUN,
+        *least,
+        JUDGED_RELEVANT,
+        *_ideal_columns(spec),
+        *_gain_range_columns(spec),
+    }
     # only numeric columns: a check's value column (a doc id, possibly Enum or Categorical) cannot take a 0,
     # and is read only when its counter, filled with 0 here, is positive
     numbers = [

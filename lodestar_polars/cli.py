@@ -584,6 +584,59 @@ class TrecMeasure:
     columns: Callable[[str | None], list[tuple[str, str]]] | None = None
 
 
+def _trec_multipliers(name: str, parameters: str) -> tuple[float, ...]:
+    """Positive multipliers as trec_eval takes them (``Rprec_mult.5.0,0.2,0.35``), sorted ascending as it
+    prints them; trec_eval refuses duplicates."""
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(_DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure '{name}.{parameters}': multipliers must be decimal numbers separated by commas."
+        raise UsageError(msg)
+    multipliers = sorted(float(value) for value in values)
+    if multipliers[0] <= 0.0:
+        msg = f"measure '{name}.{parameters}': multipliers must be positive."
+        raise UsageError(msg)
+    if len(set(multipliers)) != len(multipliers):
+        msg = f"measure '{name}.{parameters}': duplicate multipliers."
+        raise UsageError(msg)
+    return tuple(multipliers)
+
+
+TREC_RPREC_MULTIPLIERS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+
+def _rprec_mult_columns(parameters: str | None) -> list[tuple[str, str]]:
+    """``Rprec_mult``'s columns: one per multiplier, printed ``Rprec_mult_0.20``."""
+    multipliers = TREC_RPREC_MULTIPLIERS if parameters is None else _trec_multipliers("Rprec_mult", parameters)
+    return [(f"Rprec_mult_{m:3.2f}", f"rprec_mult@{m!r}") for m in multipliers]
+
+
+_PERSISTENCE_PAIR = re.compile(r"p=([0-9]*\.?[0-9]+|[0-9]+\.)")
+
+
+def _persistence_columns(name: str, measure: str) -> Callable[[str | None], list[tuple[str, str]]]:
+    """``rbp`` / ``rbp_resid``'s column: trec_eval's ``-m rbp.p=0.95`` sets the persistence and prints
+    ``rbp_p=0.95`` (the parameter text as given); its gain pairs (``rbp.2=5``) are not taken here, where trec_eval's
+    gains are linear."""
+
+    def columns(parameters: str | None) -> list[tuple[str, str]]:
+        if parameters is None:
+            return [(name, measure)]
+        match = _PERSISTENCE_PAIR.fullmatch(parameters)
+        if match is None:
+            msg = (
+                f"measure '{name}.{parameters}': the only parameter taken here is the persistence, written "
+                f"'{name}.p=0.95'."
+            )
+            raise UsageError(msg)
+        p = float(match.group(1))
+        if not 0.0 < p < 1.0:
+            msg = f"measure '{name}.{parameters}': the persistence p lies strictly between 0 and 1."
+            raise UsageError(msg)
+        return [(f"{name}_{parameters}", f"{measure}(p={p!r})")]
+
+    return columns
+
+
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 # trec_eval's own order (measures.c), which is the order it prints in
@@ -601,10 +654,14 @@ TREC_MEASURES = (
     TrecMeasure("iprec_at_recall", "iprec", TREC_RECALL_LEVELS, levels=True),
     TrecMeasure("P", "p", TREC_CUTOFFS),
     TrecMeasure("recall", "r", TREC_CUTOFFS),
+    TrecMeasure("Rprec_mult", "rprec_mult", None, columns=_rprec_mult_columns),
+    TrecMeasure("binG", "bin_g", None),
     TrecMeasure("ndcg", "ndcg", None),
     TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
     TrecMeasure("map_cut", "ap", TREC_CUTOFFS),
     TrecMeasure("success", "success", (1, 5, 10)),
+    TrecMeasure("rbp", "rbp", None, columns=_persistence_columns("rbp", "rbp")),
+    TrecMeasure("rbp_resid", "rbp_resid", None, columns=_persistence_columns("rbp_resid", "rbp_resid")),
 )
 TREC_BY_NAME = {measure.name: measure for measure in TREC_MEASURES}
 # trec_eval's nicknames as its measures.c lists them; those of their measures not above are named on stderr

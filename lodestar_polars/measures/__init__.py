@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from . import (
     average_precision,
+    bin_g,
     bpref,
     dcg,
     gm_map,
@@ -32,9 +33,12 @@ from . import (
     num_rel_ret,
     num_ret,
     precision,
+    rbp,
+    rbp_resid,
     recall,
     reciprocal_rank,
     rprec,
+    rprec_mult,
     success,
 )
 from ._base import Definition, Quantity
@@ -54,6 +58,10 @@ REGISTRY: dict[str, Definition] = {
     rprec.MEASURE.name: rprec.MEASURE,
     bpref.MEASURE.name: bpref.MEASURE,
     iprec_at_recall.MEASURE.name: iprec_at_recall.MEASURE,
+    rbp.MEASURE.name: rbp.MEASURE,
+    rbp_resid.MEASURE.name: rbp_resid.MEASURE,
+    rprec_mult.MEASURE.name: rprec_mult.MEASURE,
+    bin_g.MEASURE.name: bin_g.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]

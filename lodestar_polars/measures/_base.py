@@ -54,6 +54,10 @@ BLOCK_BEFORE = f"{PREFIX}block_before"
 ROWS = f"{PREFIX}rows"
 RELEVANT_COUNT = f"{PREFIX}relevant_count"
 JUDGED_RELEVANT = f"{PREFIX}judged_relevant"
+# per query: the least and the greatest gain of its relevance levels (without judgments: of its rows; with
+# them: of its judged documents, retrieved or not), each taken together with 0 (`Quantity.GAIN_RANGE`)
+GAIN_LOW = f"{PREFIX}gain_low"
+GAIN_HIGH = f"{PREFIX}gain_high"
 
 
 def term_name(name: str, cutoff: int | None) -> str:
@@ -99,6 +103,10 @@ class Quantity(enum.Enum):
     RELEVANT_COUNT = "the relevant rows (judged relevant documents with judgments) per query: `Context.relevant_total`"
     RELEVANT_BEFORE = "the relevant rows ranked above each relevant row (per block: `BLOCK_BEFORE`)"
     JUDGED_BEFORE = "the judged rows ranked above each judged row (`JUDGED_BEFORE`; deterministic tie modes)"
+    GAIN_RANGE = (
+        "the least and greatest gain of the query's levels, each taken with 0 (`GAIN_LOW`, `GAIN_HIGH`): with"
+        " judgments over all of the query's judged documents, retrieved or not"
+    )
     QUERY_TOTALS = (
         "the query's R and judged non-relevant total N on every row (`ROW_RELEVANT_TOTAL`, `ROW_NONRELEVANT_TOTAL`):"
         " with judgments from all of the query's judged documents, retrieved or not"
@@ -221,8 +229,9 @@ def option_text(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
-# what `name@x` gives a measure: a cut-off k (optional), a recall level in [0, 1] (required), or nothing
-Parameter = Literal["cutoff", "recall_level", "none"]
+# what `name@x` gives a measure: a cut-off k (optional), a recall level in [0, 1] (required), a positive
+# multiplier (required: rprec_mult@0.2), or nothing
+Parameter = Literal["cutoff", "recall_level", "multiplier", "none"]
 # how the summary over queries is formed: the (weighted) arithmetic mean, trec_eval's geometric mean with its
 # floor (`GEOMETRIC_FLOOR`), or the (weighted) sum (trec_eval's counts)
 Summary = Literal["mean", "geometric", "sum"]
