@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import glob
 import importlib.util
 import json
 import math
+import operator
 import os
 import re
 import sys
@@ -582,6 +584,9 @@ class TrecMeasure:
     # other parameters: from the text after the first dot of `-m name.text` (None: no text, the defaults), the
     # (printed name, evaluate() measure name) of each value, in print order; it raises UsageError on bad text
     columns: Callable[[str | None], list[tuple[str, str]]] | None = None
+    # a measure averaging others over its parameters: from the text of `-m name.text`, the evaluate() measure
+    # names averaged, added last to first (trec_eval's 11pt_avg over custom recall levels); printed `name_text`
+    averaged: Callable[[str], list[str]] | None = None
 
 
 def _trec_multipliers(name: str, parameters: str) -> tuple[float, ...]:
@@ -637,6 +642,20 @@ def _persistence_columns(name: str, measure: str) -> Callable[[str | None], list
     return columns
 
 
+def _eleven_point_levels(parameters: str) -> list[str]:
+    """``11pt_avg..25,.5,.75``: iprec at each level, in the order given, which must be ascending: trec_eval sums
+    the levels assuming so (it does not sort them) and gives other numbers for levels out of order."""
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(_DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure '11pt_avg.{parameters}': recall levels must be decimal numbers separated by commas."
+        raise UsageError(msg)
+    levels = [float(value) for value in values]
+    if levels[-1] > 1.0 or levels != sorted(levels):
+        msg = f"measure '11pt_avg.{parameters}': recall levels must lie from 0 to 1, in ascending order."
+        raise UsageError(msg)
+    return [f"iprec@{level!r}" for level in levels]
+
+
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 # trec_eval's own order (measures.c), which is the order it prints in
@@ -655,6 +674,7 @@ TREC_MEASURES = (
     TrecMeasure("P", "p", TREC_CUTOFFS),
     TrecMeasure("recall", "r", TREC_CUTOFFS),
     TrecMeasure("Rprec_mult", "rprec_mult", None, columns=_rprec_mult_columns),
+    TrecMeasure("11pt_avg", "11pt_avg", None, averaged=_eleven_point_levels),
     TrecMeasure("binG", "bin_g", None),
     TrecMeasure("ndcg", "ndcg", None),
     TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
@@ -757,8 +777,11 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
             supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
             msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
             raise UsageError(msg)
-        if measure.columns is not None:
-            measure.columns(parameters if dot else None)  # refuses bad parameters here
+        if measure.columns is not None or measure.averaged is not None:
+            if measure.columns is not None:
+                measure.columns(parameters if dot else None)  # refuses bad parameters here
+            elif dot and measure.averaged is not None:
+                measure.averaged(parameters)
             requested.setdefault(name, parameters if dot else None)
             continue
         if dot and measure.cutoffs is None:
@@ -777,6 +800,8 @@ def _trec_columns(name: str, cutoffs: tuple[float, ...] | str | None) -> list[tu
     if measure.columns is not None:
         assert not isinstance(cutoffs, tuple)
         return [(printed, parse_measure(evaluated).column) for printed, evaluated in measure.columns(cutoffs)]
+    if measure.averaged is not None and isinstance(cutoffs, str):
+        return [(f"{name}_{cutoffs}", f"{name}_{cutoffs}")]
     assert not isinstance(cutoffs, str)
     if cutoffs is None:
         return [(name, family)]
@@ -818,7 +843,14 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         if TREC_BY_NAME[name].family
         for pair in _trec_columns(name, cutoffs)
     ]
-    measures = list(dict.fromkeys(column for _, _, column in columns))
+    averages = {
+        column: [parse_measure(evaluated).column for evaluated in averaged(text)]
+        for name, text in requested.items()
+        if (averaged := TREC_BY_NAME[name].averaged) is not None and isinstance(text, str)
+        for _, column in _trec_columns(name, text)
+    }
+    evaluated = [averaged_column for column in averages.values() for averaged_column in column]
+    measures = list(dict.fromkeys([*(c for _, _, c in columns if c not in averages), *evaluated]))
     options: dict[str, Any] = {
         "doc": "doc",
         "ties": "doc",
@@ -828,7 +860,13 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         "missing_queries": "zero" if args.complete else "skip",
     }
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
-    plans = _build(run, measures or ["rr"], options)
+    per_query_plan, mean_plan = _build(run, measures or ["rr"], options)
+    # an average over its parameters: the evaluated columns added last to first, divided by their number
+    per_query_plan = per_query_plan.with_columns(
+        (functools.reduce(operator.add, (pl.col(c) for c in reversed(sources))) / len(sources)).alias(column)
+        for column, sources in averages.items()
+    )
+    plans = (per_query_plan, mean_plan)
     runid_plan = run.select(pl.col("tag").first())
     per_query, mean, runid_frame = pl.collect_all([*plans, runid_plan], engine="streaming")
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))

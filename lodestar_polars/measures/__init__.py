@@ -26,6 +26,7 @@ from . import (
     bin_g,
     bpref,
     dcg,
+    eleven_point_average,
     gm_map,
     iprec_at_recall,
     ndcg,
@@ -62,6 +63,7 @@ REGISTRY: dict[str, Definition] = {
     rbp_resid.MEASURE.name: rbp_resid.MEASURE,
     rprec_mult.MEASURE.name: rprec_mult.MEASURE,
     bin_g.MEASURE.name: bin_g.MEASURE,
+    eleven_point_average.MEASURE.name: eleven_point_average.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]
