@@ -656,6 +656,18 @@ def _eleven_point_levels(parameters: str) -> list[str]:
     return [f"iprec@{level!r}" for level in levels]
 
 
+def _bogus_ranking_values(requested: Mapping[str, tuple[float, ...] | str | None]) -> dict[str, float]:
+    """With -c, trec_eval scores a judged query missing from the run on a ranking of one unjudged document and
+    then zeroes num_ret, utility, relstring, unj* and rbp_resid by their printed names: `rbp_resid_p=0.75` is not
+    zeroed and keeps that ranking's residual, p^1 + (1 - p) x p^0.  The evaluate() column -> that value."""
+    values: dict[str, float] = {}
+    for printed, column in _trec_columns("rbp_resid", requested["rbp_resid"]) if "rbp_resid" in requested else []:
+        if printed != "rbp_resid":
+            p = float(printed.removeprefix("rbp_resid_p="))
+            values[column] = p + (1.0 - p) * 1.0
+    return values
+
+
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 # trec_eval's own order (measures.c), which is the order it prints in
@@ -676,7 +688,10 @@ TREC_MEASURES = (
     TrecMeasure("Rprec_mult", "rprec_mult", None, columns=_rprec_mult_columns),
     TrecMeasure("11pt_avg", "11pt_avg", None, averaged=_eleven_point_levels),
     TrecMeasure("binG", "bin_g", None),
+    TrecMeasure("G", "g", None),
     TrecMeasure("ndcg", "ndcg", None),
+    TrecMeasure("ndcg_rel", "ndcg_rel", None),
+    TrecMeasure("Rndcg", "rndcg", None),
     TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
     TrecMeasure("map_cut", "ap", TREC_CUTOFFS),
     TrecMeasure("success", "success", (1, 5, 10)),
@@ -850,7 +865,9 @@ def command_trec_eval(args: argparse.Namespace) -> int:
         for _, column in _trec_columns(name, text)
     }
     evaluated = [averaged_column for column in averages.values() for averaged_column in column]
-    measures = list(dict.fromkeys([*(c for _, _, c in columns if c not in averages), *evaluated]))
+    bogus = _bogus_ranking_values(requested) if args.complete else {}
+    counted = ["num_ret"] if bogus else []
+    measures = list(dict.fromkeys([*(c for _, _, c in columns if c not in averages), *evaluated, *counted]))
     options: dict[str, Any] = {
         "doc": "doc",
         "ties": "doc",
@@ -865,6 +882,12 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     per_query_plan = per_query_plan.with_columns(
         (functools.reduce(operator.add, (pl.col(c) for c in reversed(sources))) / len(sources)).alias(column)
         for column, sources in averages.items()
+    )
+    # -c: trec_eval scores a judged query missing from the run on a ranking of one unjudged document, then zeroes
+    # the measures it names; a parameterised rbp_resid keeps that ranking's value
+    per_query_plan = per_query_plan.with_columns(
+        pl.when(pl.col("num_ret") == 0).then(value).otherwise(pl.col(column)).alias(column)
+        for column, value in bogus.items()
     )
     plans = (per_query_plan, mean_plan)
     runid_plan = run.select(pl.col("tag").first())

@@ -27,9 +27,11 @@ from . import (
     bpref,
     dcg,
     eleven_point_average,
+    g,
     gm_map,
     iprec_at_recall,
     ndcg,
+    ndcg_rel,
     num_rel,
     num_rel_ret,
     num_ret,
@@ -38,6 +40,7 @@ from . import (
     rbp_resid,
     recall,
     reciprocal_rank,
+    rndcg,
     rprec,
     rprec_mult,
     success,
@@ -64,6 +67,9 @@ REGISTRY: dict[str, Definition] = {
     rprec_mult.MEASURE.name: rprec_mult.MEASURE,
     bin_g.MEASURE.name: bin_g.MEASURE,
     eleven_point_average.MEASURE.name: eleven_point_average.MEASURE,
+    g.MEASURE.name: g.MEASURE,
+    ndcg_rel.MEASURE.name: ndcg_rel.MEASURE,
+    rndcg.MEASURE.name: rndcg.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]

@@ -42,6 +42,17 @@ ROW_NONRELEVANT_TOTAL = f"{PREFIX}row_nonrelevant_total"
 # per row, with ties="average": the row shares its score with another row of its query
 TIED = f"{PREFIX}tied"
 
+# per row (`Quantity.RUN_PREFIXES`): the gain and the DCG summed over the positions 1..p of the row's position p
+CUMULATIVE_GAIN = f"{PREFIX}cumulative_gain"
+CUMULATIVE_DCG = f"{PREFIX}cumulative_dcg"
+# per row (`Quantity.IDEAL_PREFIXES`), of the ideal order at the row's position p (positive gains sorted
+# descending; with judgments those of the query's judged documents): its DCG over 1..p, its sum of
+# max(gain - 1, 0) over 1..p (G's costs), and the sum of 1 / (ideal DCG at b) over the boundaries b >= p, the
+# last positions of each positive gain value (Rndcg's weights); past the ideal list, its totals and 0
+IDEAL_DCG_AT = f"{PREFIX}ideal_dcg_at"
+IDEAL_EXCESS_AT = f"{PREFIX}ideal_excess_at"
+BOUNDARY_WEIGHT_AT = f"{PREFIX}boundary_weight_at"
+
 # per tie block (ties="average"): its size n, relevant rows r, start s (positions s+1..s+n), summed gain, and
 # the relevant rows ranked above it
 BLOCK_SIZE = f"{PREFIX}block_size"
@@ -54,9 +65,13 @@ BLOCK_BEFORE = f"{PREFIX}block_before"
 ROWS = f"{PREFIX}rows"
 RELEVANT_COUNT = f"{PREFIX}relevant_count"
 JUDGED_RELEVANT = f"{PREFIX}judged_relevant"
-# per query: the least and the greatest gain of its relevance levels (without judgments: of its rows; with
-# them: of its judged documents, retrieved or not), each taken together with 0 (`Quantity.GAIN_RANGE`)
-GAIN_LOW = f"{PREFIX}gain_low"
+# per query (`Quantity.IDEAL_PREFIXES`): the positive gains of its levels (with judgments: of its judged
+# documents, retrieved or not), their sum, and the distinct positive gain values (Rndcg's boundaries)
+POSITIVE_GAINS = f"{PREFIX}positive_gains"
+POSITIVE_GAIN_TOTAL = f"{PREFIX}positive_gain_total"
+BOUNDARIES = f"{PREFIX}boundaries"
+# per row: its query's greatest gain of its levels (without judgments: of its rows; with them: of its judged
+# documents, retrieved or not), taken with 0 (`Quantity.GREATEST_GAIN`)
 GAIN_HIGH = f"{PREFIX}gain_high"
 
 
@@ -103,9 +118,15 @@ class Quantity(enum.Enum):
     RELEVANT_COUNT = "the relevant rows (judged relevant documents with judgments) per query: `Context.relevant_total`"
     RELEVANT_BEFORE = "the relevant rows ranked above each relevant row (per block: `BLOCK_BEFORE`)"
     JUDGED_BEFORE = "the judged rows ranked above each judged row (`JUDGED_BEFORE`; deterministic tie modes)"
-    GAIN_RANGE = (
-        "the least and greatest gain of the query's levels, each taken with 0 (`GAIN_LOW`, `GAIN_HIGH`): with"
-        " judgments over all of the query's judged documents, retrieved or not"
+    GREATEST_GAIN = (
+        "the greatest gain of the query's levels, taken with 0 (`GAIN_HIGH`): with judgments over all of the"
+        " query's judged documents, retrieved or not"
+    )
+    RUN_PREFIXES = "the gain and DCG over positions 1..p at each row's position p (`CUMULATIVE_GAIN`, `CUMULATIVE_DCG`)"
+    IDEAL_PREFIXES = (
+        "the ideal order's prefixes at each row's position (`IDEAL_DCG_AT`, `IDEAL_EXCESS_AT`, `BOUNDARY_WEIGHT_AT`)"
+        " and per query `POSITIVE_GAINS`, `POSITIVE_GAIN_TOTAL`, `BOUNDARIES`; with judgments from every judged"
+        " document of the query, retrieved or not"
     )
     QUERY_TOTALS = (
         "the query's R and judged non-relevant total N on every row (`ROW_RELEVANT_TOTAL`, `ROW_NONRELEVANT_TOTAL`):"
@@ -130,6 +151,19 @@ class Term(NamedTuple):
     block: pl.Expr | None
     least: bool = False
     block_sums: tuple[pl.Expr, ...] = ()
+
+
+class Running(NamedTuple):
+    """A per-row column the plan computes before the group-by, in position order over each query: the running
+    product (`operation` "product") or sum of `value` over positions 1..p, or 1..p-1 when `exclusive` (then
+    starting from 1 or 0).  A measure whose tool adds or multiplies one position after another (trec_eval's rbp)
+    reads its total from it (the least of a running product of factors in [0, 1], the greatest of a running sum
+    of non-negative values), so that its sums are those of the tool to the last bit."""
+
+    column: str
+    value: pl.Expr
+    operation: Literal["product", "sum"]
+    exclusive: bool = False
 
 
 @dataclass(frozen=True)
@@ -213,6 +247,10 @@ def _no_checks(context: Context) -> list[DataCheck]:
     return []
 
 
+def _no_running(context: Context) -> list[Running]:
+    return []
+
+
 @dataclass(frozen=True)
 class Option:
     """A numeric option of a measure, written as ir_measures writes it: `rbp(p=0.8)@10`, `set_f(beta=0.5)`.
@@ -261,6 +299,7 @@ class Definition:
     - `refuses_average`: why it has no exact expectation over tied orders (ties="average" is then refused
       with that reason when the method is called); None when it has one.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
+    - `running`: per-row running products and sums in position order (`Running`) its terms read.
     - `options`: its numeric options (`Option`, written `name(option=value,...)`); `with_options(values)` gives
       the measure with every option's value (defaults filled in); its terms must be named after the values,
       so two settings of one measure in a call do not share a sum.
@@ -286,6 +325,7 @@ class Definition:
     derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
     row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
     query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
+    running: Callable[[Context], list[Running]] = field(default=_no_running)
     options: tuple[Option, ...] = ()
     with_options: Callable[[Mapping[str, float]], Definition] | None = None
 
@@ -302,9 +342,14 @@ class Definition:
         return self.at_level(level)
 
     def with_terms(
-        self, terms: Callable[[Context, int | None], dict[str, Term]], value: Callable[[Context, int | None], pl.Expr]
+        self,
+        terms: Callable[[Context, int | None], dict[str, Term]],
+        value: Callable[[Context, int | None], pl.Expr],
+        running: Callable[[Context], list[Running]] | None = None,
     ) -> Definition:
-        return replace(self, terms=terms, value=value)
+        if running is None:
+            return replace(self, terms=terms, value=value)
+        return replace(self, terms=terms, value=value, running=running)
 
     @property
     def quantities(self) -> frozenset[Quantity]:
