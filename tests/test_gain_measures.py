@@ -1,8 +1,9 @@
-"""rbp, rbp_resid, rprec_mult, bin_g (binG) and 11pt_avg: hand-derived values at the edges (no relevant
-document, fewer documents than the cut-off or than m x R, unjudged and negative-judged documents, judged
-queries missing from the run), the exact tie expectation against a brute-force enumeration of tied orders,
-trec_eval 10 (the real binary) with their parameters (`-m rbp.p=0.5`, `-m Rprec_mult.5.0,0.2,0.35`,
-`-m 11pt_avg..25,.5,.75`) and its own expected outputs, and ir_measures' RBP where trectools computes it."""
+"""rbp, rbp_resid, rprec_mult, bin_g (binG), 11pt_avg, g (G), ndcg_rel and rndcg (Rndcg): hand-derived values
+at the edges (no relevant document, fewer documents than the cut-off or than m x R, unjudged and negative-judged
+documents, judged queries missing from the run), the exact tie expectation against a brute-force enumeration of
+tied orders, trec_eval 10 (the real binary) with their parameters (`-m rbp.p=0.5`, `-m Rprec_mult.5.0,0.2,0.35`,
+`-m 11pt_avg..25,.5,.75`) and its own expected outputs, and ir_measures' RBP where trectools or cwl_eval
+computes it."""
 
 from __future__ import annotations
 
@@ -106,6 +107,39 @@ def test_eleven_point_average_is_the_mean_of_iprec_at_the_eleven_levels() -> Non
         data.rank_metrics.evaluate("11pt_avg", ties="average")
 
 
+def test_g_weighs_each_gain_by_how_far_the_gains_above_fall_behind_the_ideal() -> None:
+    # gains 2, 0, 1, the ideal 2, 1: costs C = 2, 3, 4 (max(ideal gain, 1) summed), gains above S = 2, 2, 3
+    # G = (2 / log2(2 + 2 - 2) + 1 / log2(2 + 4 - 3)) / (2 + 1)
+    expected = (2 / math.log2(2) + 1 / math.log2(3)) / 3
+    assert one(frame([2, 0, 1]), "g", ties="doc") == pytest.approx(expected, rel=1e-15)
+    # nothing gained: no_relevant
+    assert one(frame([0, 0]), "g", ties="doc", no_relevant=0.5) == 0.5
+
+
+def test_ndcg_rel_and_rndcg_average_ndcg_over_relevant_documents_and_r_levels() -> None:
+    # run gains 0, 2, 1; judged too: a document of gain 1 not retrieved.  Ideal gains 2, 1, 1 (P = 3)
+    run = frame([0, 0, 0]).drop("relevance")
+    qrels = pl.DataFrame({"query": ["q"] * 4, "doc": ["d0", "d1", "d2", "d9"], "relevance": [0, 2, 1, 1]})
+    dcg_2, dcg_3 = 2 / math.log2(3), 2 / math.log2(3) + 1 / 2
+    ideal_1, ideal_2, ideal_3 = 2.0, 2 + 1 / math.log2(3), 2 + 1 / math.log2(3) + 1 / 2
+    # ndcg_rel: the relevant rows at 2 and 3, and the one not retrieved at the whole list's NDCG, over P = 3
+    expected = (dcg_2 / ideal_2 + dcg_3 / ideal_3 + dcg_3 / ideal_3) / 3
+    assert one(run, "ndcg_rel", ties="doc", qrels=qrels) == pytest.approx(expected, rel=1e-15)
+    # Rndcg: the R levels end at ideal positions 1 (gain 2) and 3 (gain 1); 3 rows, not P + 2: no implied level
+    assert one(run, "rndcg", ties="doc", qrels=qrels) == pytest.approx((0 / ideal_1 + dcg_3 / ideal_3) / 2, rel=1e-15)
+    # five rows (P + 2): the implied level at the end of the list adds the whole list's NDCG
+    longer = frame([0, 0, 0, 0, 0]).drop("relevance")
+    assert one(longer, "rndcg", ties="doc", qrels=qrels) == pytest.approx(
+        (0 / ideal_1 + dcg_3 / ideal_3 + dcg_3 / ideal_3) / 3, rel=1e-15
+    )
+    # nothing relevant: no_relevant
+    for name in ("ndcg_rel", "rndcg"):
+        assert one(frame([0, 0]), name, ties="doc", no_relevant=0.25) == 0.25
+    for name in ("g", "ndcg_rel"):
+        with pytest.raises(ValueError, match=rf"{name}.*ties='doc'"):
+            run.rank_metrics.evaluate(name, doc="doc", qrels=qrels, ties="average")
+
+
 def test_their_names_and_options_are_refused_precisely() -> None:
     data = frame([1, 0])
     with pytest.raises(ValueError, match=r"rprec_mult takes a positive multiplier of R after '@'.*none given"):
@@ -129,7 +163,7 @@ TIED_CASES = [
     [1, 0, 0, 1, 0, 1],
     [0, 0, 1, 1, 1, 0],
 ]
-AVERAGED = ["rbp", "rbp(p=0.5)@3", "rbp(p=0.7)@5", "rprec_mult@0.35", "rprec_mult@1", "rprec_mult@2", "bin_g"]
+AVERAGED = ["rbp", "rbp(p=0.5)@3", "rbp(p=0.7)@5", "rprec_mult@0.35", "rprec_mult@1", "rprec_mult@2", "bin_g", "rndcg"]
 
 
 def every_order(relevance: list[int], scores: list[float]) -> pl.DataFrame:

@@ -151,6 +151,9 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("rprec_mult", None, None),
     MeasureKind("bin_g", None, None),
     MeasureKind("11pt_avg", None, None),
+    MeasureKind("g", None, None),
+    MeasureKind("ndcg_rel", None, None),
+    MeasureKind("rndcg", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")

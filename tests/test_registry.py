@@ -133,6 +133,10 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "11pt_avg": "11pt_avg",
         "11pt_average": "11pt_avg",
         "ipavg": "11pt_avg",
+        "g": "g",
+        "normalized_gain": "g",
+        "ndcg_rel": "ndcg_rel",
+        "rndcg": "rndcg",
     }
 
 
