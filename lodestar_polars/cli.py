@@ -587,6 +587,9 @@ class TrecMeasure:
     # a measure averaging others over its parameters: from the text of `-m name.text`, the evaluate() measure
     # names averaged, added last to first (trec_eval's 11pt_avg over custom recall levels); printed `name_text`
     averaged: Callable[[str], list[str]] | None = None
+    # takes trec_eval's gain pairs, `-m name.1=3,2=9` (level=gain; the other levels' gain is the level), computed
+    # with that gain mapping, printed `name_1=3,2=9`
+    gains: bool = False
 
 
 def _trec_multipliers(name: str, parameters: str) -> tuple[float, ...]:
@@ -668,6 +671,31 @@ def _bogus_ranking_values(requested: Mapping[str, tuple[float, ...] | str | None
     return values
 
 
+_GAIN_PAIR = re.compile(r"([0-9]+)=([0-9]*\.?[0-9]+|[0-9]+\.)")
+
+
+def _trec_gain_pairs(name: str, parameters: str) -> dict[int, float]:
+    """trec_eval's gain pairs (``ndcg.1=3,2=9,4=4.5``): relevance level -> gain, levels >= 0, gains >= 0."""
+    pairs: dict[int, float] = {}
+    for pair in parameters.split(","):
+        match = _GAIN_PAIR.fullmatch(pair.strip())
+        if match is None:
+            msg = (
+                f"measure '{name}.{parameters}': gain pairs are level=gain, a level >= 0 and a gain >= 0, separated "
+                f"by commas (e.g. '{name}.1=3,2=9'), got {pair!r}."
+            )
+            raise UsageError(msg)
+        pairs[int(match.group(1))] = float(match.group(2))
+    return pairs
+
+
+def _trec_gain_mapping(qrels: pl.LazyFrame, pairs: Mapping[int, float]) -> dict[float, float]:
+    """The gain of every level 0..the greatest judged level (its own level, trec_eval's default), and the pairs'."""
+    greatest = qrels.select(pl.col("relevance").max()).collect().item()
+    levels = range(max(int(greatest or 0), 0) + 1)
+    return {float(level): float(level) for level in levels} | {float(level): gain for level, gain in pairs.items()}
+
+
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 # trec_eval's own order (measures.c), which is the order it prints in
@@ -688,10 +716,10 @@ TREC_MEASURES = (
     TrecMeasure("Rprec_mult", "rprec_mult", None, columns=_rprec_mult_columns),
     TrecMeasure("11pt_avg", "11pt_avg", None, averaged=_eleven_point_levels),
     TrecMeasure("binG", "bin_g", None),
-    TrecMeasure("G", "g", None),
-    TrecMeasure("ndcg", "ndcg", None),
-    TrecMeasure("ndcg_rel", "ndcg_rel", None),
-    TrecMeasure("Rndcg", "rndcg", None),
+    TrecMeasure("G", "g", None, gains=True),
+    TrecMeasure("ndcg", "ndcg", None, gains=True),
+    TrecMeasure("ndcg_rel", "ndcg_rel", None, gains=True),
+    TrecMeasure("Rndcg", "rndcg", None, gains=True),
     TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
     TrecMeasure("map_cut", "ap", TREC_CUTOFFS),
     TrecMeasure("success", "success", (1, 5, 10)),
@@ -792,11 +820,13 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
             supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
             msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
             raise UsageError(msg)
-        if measure.columns is not None or measure.averaged is not None:
+        if measure.columns is not None or measure.averaged is not None or measure.gains:
             if measure.columns is not None:
                 measure.columns(parameters if dot else None)  # refuses bad parameters here
             elif dot and measure.averaged is not None:
                 measure.averaged(parameters)
+            elif dot:
+                _trec_gain_pairs(name, parameters)
             requested.setdefault(name, parameters if dot else None)
             continue
         if dot and measure.cutoffs is None:
@@ -817,6 +847,8 @@ def _trec_columns(name: str, cutoffs: tuple[float, ...] | str | None) -> list[tu
         return [(printed, parse_measure(evaluated).column) for printed, evaluated in measure.columns(cutoffs)]
     if measure.averaged is not None and isinstance(cutoffs, str):
         return [(f"{name}_{cutoffs}", f"{name}_{cutoffs}")]
+    if measure.gains and isinstance(cutoffs, str):
+        return [(f"{name}_{cutoffs}", family)]
     assert not isinstance(cutoffs, str)
     if cutoffs is None:
         return [(name, family)]
@@ -867,7 +899,17 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     evaluated = [averaged_column for column in averages.values() for averaged_column in column]
     bogus = _bogus_ranking_values(requested) if args.complete else {}
     counted = ["num_ret"] if bogus else []
-    measures = list(dict.fromkeys([*(c for _, _, c in columns if c not in averages), *evaluated, *counted]))
+    # measures with gain pairs: one evaluation per gain mapping, joined on the query
+    gained: dict[str, list[str]] = {}
+    gain_pairs: dict[str, dict[int, float]] = {}
+    for name, text in requested.items():
+        if TREC_BY_NAME[name].gains and isinstance(text, str):
+            gained.setdefault(text, []).extend(column for _, column in _trec_columns(name, text))
+            gain_pairs[text] = _trec_gain_pairs(name, text)
+    apart = {column for columns_of_text in gained.values() for column in columns_of_text}
+    measures = list(
+        dict.fromkeys([*(c for _, _, c in columns if c not in averages and c not in apart), *evaluated, *counted])
+    )
     options: dict[str, Any] = {
         "doc": "doc",
         "ties": "doc",
@@ -878,6 +920,10 @@ def command_trec_eval(args: argparse.Namespace) -> int:
     }
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
     per_query_plan, mean_plan = _build(run, measures or ["rr"], options)
+    for text, gained_measures in gained.items():
+        mapping = _trec_gain_mapping(qrels, gain_pairs[text])
+        gained_plan, _ = _build(run, gained_measures, {**options, "gain": mapping})
+        per_query_plan = per_query_plan.join(gained_plan, on="query", how="left", nulls_equal=True)
     # an average over its parameters: the evaluated columns added last to first, divided by their number
     per_query_plan = per_query_plan.with_columns(
         (functools.reduce(operator.add, (pl.col(c) for c in reversed(sources))) / len(sources)).alias(column)

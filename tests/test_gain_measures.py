@@ -227,6 +227,8 @@ PARAMETERS = [
     ["-m", "Rprec_mult.5.0,0.2,0.35"],
     ["-m", "11pt_avg..25,.5,.75"],
     ["-m", "11pt_avg.0.1,0.1,0.3"],
+    ["-m", "ndcg.1=3,2=9,4=4.5", "-m", "ndcg_cut.5"],
+    ["-m", "G.0=2,3=7", "-m", "ndcg_rel.0=2,3=7", "-m", "Rndcg.1=3", "-m", "P.5"],
 ]
 
 
@@ -257,11 +259,11 @@ def test_trec_evals_expected_lines_for_them(shared_data: Path) -> None:
         ["-m", "Rprec_mult", "-m", "11pt_avg", "-m", "binG", "-m", "rbp", "-m", "rbp_resid"], qrels, results
     )
     assert computed.splitlines(True) == expected
-    arguments = ["-q", "-m", "Rprec_mult.5.0,0.2,0.35", "-m", "11pt_avg..25,.5,.75"]
+    arguments = ["-q", "-m", "Rprec_mult.5.0,0.2,0.35", "-m", "11pt_avg..25,.5,.75", "-m", "ndcg.1=3,2=9,4=4.5"]
     expected_params = [
         line
         for line in (folder / "out.test.meas_params").read_text().splitlines(True)
-        if line.startswith(("Rprec_mult", "11pt_avg"))
+        if line.startswith(("Rprec_mult", "11pt_avg", "ndcg_1=3,2=9,4=4.5"))
     ]
     assert ours(arguments, qrels, results).splitlines(True) == expected_params
 
@@ -274,6 +276,8 @@ def test_trec_evals_expected_lines_for_them(shared_data: Path) -> None:
         ("Rprec_mult.0.2,0.2", "duplicate multipliers"),
         ("Rprec_mult.0,1", "multipliers must be positive"),
         ("11pt_avg..5,.25", "in ascending order"),
+        ("ndcg.1=3,x=2", "gain pairs are level=gain"),
+        ("G.-1=2", "gain pairs are level=gain"),
     ],
 )
 def test_the_cli_refuses_their_parameters_precisely(tmp_path: Path, argument: str, message: str) -> None:
