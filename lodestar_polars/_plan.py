@@ -967,10 +967,16 @@ def _with_running(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool) -
         for column in definition.running(context):
             running.setdefault(column.column, column)
     for column in running.values():
-        ordered = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
-        if column.exclusive:
-            ordered = ordered.shift(1, fill_value=1.0 if column.operation == "product" else 0.0)
-        rows = rows.with_columns(ordered.over(names.group, order_by=POSITION).alias(column.column))
+        if column.operation == "block_sum":
+            window = column.value.sum().over([*names.group, SCORE])
+        elif column.operation == "block_least":
+            window = column.value.min().over([*names.group, SCORE])
+        else:
+            ordered = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
+            if column.exclusive:
+                ordered = ordered.shift(1, fill_value=1.0 if column.operation == "product" else 0.0)
+            window = ordered.over(names.group, order_by=POSITION)
+        rows = rows.with_columns(window.alias(column.column))
     return rows
 
 

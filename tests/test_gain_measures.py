@@ -320,7 +320,17 @@ def test_rbp_equals_ir_measures_rbp_from_trectools_on_binary_judgments_with_tie_
         measure = ir_measures.parse_measure(f"RBP(p={p})")
         theirs = {m.query_id: m.value for m in trectools.evaluator([measure], qrels).iter_calc(run)}
         ours = {q: v for q, v in ours_by_query(data, f"rbp(p={p})", "average").items() if v > 0}
-        assert theirs == pytest.approx(ours, rel=1e-12)
+        assert theirs == pytest.approx(ours, rel=1e-12), measure
+    # at a cut-off trectools keeps the first k rows of its own order, then averages the ties among them (a tie
+    # block cut by k is not averaged over its orders): compared on a tie-free run
+    data = binary_judgments(tied=False)
+    qrels = [ir_measures.Qrel(q, d, r) for q, d, _, r in data.iter_rows()]
+    run = [ir_measures.ScoredDoc(q, d, s) for q, d, s, _ in data.iter_rows()]
+    for p, cutoff in ((0.8, 3), (0.9, 5)):
+        measure = ir_measures.parse_measure(f"RBP(p={p})@{cutoff}")
+        theirs = {m.query_id: m.value for m in trectools.evaluator([measure], qrels).iter_calc(run)}
+        ours = {q: v for q, v in ours_by_query(data, f"rbp(p={p})@{cutoff}", "doc").items() if v > 0}
+        assert {q: v for q, v in theirs.items() if v > 0} == pytest.approx(ours, rel=1e-12), measure
 
 
 def test_rbp_equals_ir_measures_binary_rbp_from_cwl_eval_on_binary_judgments() -> None:

@@ -78,7 +78,8 @@ class MeasureKind:
     at k is not the whole list's value but that value * (list length) / k (precision divides by k);
     ignores_order: a count of rows, the same under every tie mode; between_bounds: its value under every tie
     mode lies between its values under ties="pessimistic" and "optimistic" (not so for rbp_resid, which the
-    bounds order as RBP, its measure: the residual of RBP's worst and best orders)."""
+    bounds order as RBP, its measure: the residual of RBP's worst and best orders; nor for G, whose worst order
+    is not always the least gainful first)."""
 
     name: str
     method: str | None
@@ -151,7 +152,7 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("rprec_mult", None, None),
     MeasureKind("bin_g", None, None),
     MeasureKind("11pt_avg", None, None),
-    MeasureKind("g", None, None),
+    MeasureKind("g", None, None, between_bounds=False),
     MeasureKind("ndcg_rel", None, None),
     MeasureKind("rndcg", None, None),
 )

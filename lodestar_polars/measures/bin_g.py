@@ -17,10 +17,8 @@ import polars as pl
 
 from . import recall
 from ._base import (
-    BLOCK_BEFORE,
     BLOCK_RELEVANT,
     BLOCK_SIZE,
-    BLOCK_START,
     NO_SPELLING,
     POSITION,
     RELEVANT,
@@ -28,6 +26,7 @@ from ._base import (
     Context,
     Definition,
     Quantity,
+    Running,
     Spelling,
     Term,
     term_name,
@@ -43,22 +42,37 @@ def discount(nonrelevant_above: pl.Expr) -> pl.Expr:
     return pl.lit(LOG_2) / (nonrelevant_above.cast(pl.Float64) + 2.0).log()
 
 
+BLOCK_FIRST = term_name("bin_g_block_first", None)
+BLOCK_NONRELEVANT = term_name("bin_g_block_nonrelevant", None)
+BLOCK_RELEVANT_ABOVE = term_name("bin_g_block_relevant_above", None)
+
+
+def running(context: Context) -> list[Running]:
+    """With tie averaging, each row of a tie block: the block's first position, its non-relevant rows and the
+    relevant rows above it."""
+    if not context.averaged:
+        return []
+    return [
+        Running(BLOCK_FIRST, pl.col(POSITION), "block_least"),
+        Running(BLOCK_NONRELEVANT, (~pl.col(RELEVANT)).cast(pl.Int64), "block_sum"),
+        Running(BLOCK_RELEVANT_ABOVE, pl.col(RELEVANT_BEFORE), "block_least"),
+    ]
+
+
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     position = pl.col(context.position)
     row = pl.when(pl.col(RELEVANT)).then(discount(position - 1 - pl.col(RELEVANT_BEFORE))).otherwise(0.0)
+    if not context.averaged:
+        return {SUM: Term(row, None)}
     # in a block: offset t = 0..n-1 from its start; the non-relevant rows above it N = start - relevant above it
-    offset = pl.col(POSITION) - pl.col(POSITION).min()
-    nonrelevant_above = pl.col(POSITION).min() - 1 - pl.col(RELEVANT_BEFORE).min()
-    first_offsets = offset <= (~pl.col(RELEVANT)).sum()
-    sums = (
-        pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT),
-        (pl.col(POSITION).min() - 1).cast(pl.Int64).alias(BLOCK_START),
-        pl.col(RELEVANT_BEFORE).min().alias(BLOCK_BEFORE),
-        discount(nonrelevant_above + offset).filter(first_offsets).sum().alias(BLOCK_DISCOUNTS),
-    )
+    offset = pl.col(POSITION) - pl.col(BLOCK_FIRST)
+    nonrelevant_above = pl.col(BLOCK_FIRST) - 1 - pl.col(BLOCK_RELEVANT_ABOVE)
+    first_offsets = offset <= pl.col(BLOCK_NONRELEVANT)
+    discounts = pl.when(first_offsets).then(discount(nonrelevant_above + offset)).otherwise(0.0)
+    sums = (pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT), discounts.sum().alias(BLOCK_DISCOUNTS))
     r = pl.col(BLOCK_RELEVANT).cast(pl.Float64)
     m = pl.col(BLOCK_SIZE).cast(pl.Float64) - r
-    block = pl.when(r > 0).then(r / (m + 1.0) * pl.col(BLOCK_DISCOUNTS)).otherwise(0.0)
+    block = pl.when(r > 0).then(r / (m + 1.0) * pl.col(BLOCK_DISCOUNTS).fill_null(0.0)).otherwise(0.0)
     return {SUM: Term(row, block, block_sums=sums)}
 
 
@@ -80,4 +94,5 @@ MEASURE = Definition(
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,
     parameter="none",
+    running=running,
 )

@@ -7,7 +7,9 @@ without positive gain scores `no_relevant` (trec_eval: 0).  Gains must not be ne
 
 Ties: each row's contribution depends on the gains ranked above it (a ratio inside a logarithm): no closed
 form for its expectation over a tie block's orders, so ties="average" is refused (ties="doc" is trec_eval's
-order); the bounds order a tie block by gain.
+order).  The bounds order a tie block by gain, most or least gainful first, as for every gain measure; G's
+worst order is not always the least gainful first (a low gain early can raise the shares of the rows after
+it), so ties="pessimistic" is G in that order, not always its least value over the tie orders.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ rounding boundary.
 
 ir_measures' RBP(p=...) (computed by trectools, outside its default pipeline) sums the raw relevance without
 bringing it into [0, 1], and averages the weights of tied documents: it equals this with judgments in {0, 1}
-and ties="average"; its RBP(p=...,rel=1) (cwl_eval) counts relevance >= 1 as gain 1.
+and ties="average" over the whole list (at a cut-off it keeps its first k rows before averaging their ties);
+its RBP(p=...,rel=1) (cwl_eval) counts relevance >= 1 as gain 1.
 
 Ties: linear in the per-position weights p^(i-1), so under ties="average" the exact expectation as `dcg`
 takes it: a tie block adds its mean g' times its summed weights (within k).

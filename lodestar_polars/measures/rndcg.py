@@ -2,8 +2,8 @@
 value in the ideal order (the query's positive gains sorted descending; with judgments those of its judged
 documents, retrieved or not): the mean over them of DCG(1..b) / ideal DCG(1..b), and, when the list is at
 least two rows longer than the positive gains (trec_eval's implied last level), of DCG of the whole list /
-the whole ideal DCG.  A query with R = 0 (no relevant document above the threshold) scores `no_relevant`
-(trec_eval: 0).  Gains must not be negative.
+the whole ideal DCG.  A query with R = 0 (no relevant document above the threshold) or without positive gain
+scores `no_relevant` (trec_eval: 0; 0 / 0 for relevant documents of gain 0 only).  Gains must not be negative.
 
 Ties: DCG(1..b) summed over the points b is linear in the gains at the positions: a row at position p weighs
 its discount times the sum of 1 / ideal DCG(1..b) over the points b >= p, so under ties="average" the exact
@@ -51,12 +51,11 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
     whole = pl.col(dcg.dcg_column(None)) / pl.col(ideal_dcg(None))
     total = pl.col(AT_POINTS) + pl.when(implied).then(whole).otherwise(0.0)
     points = pl.col(BOUNDARIES) + implied.cast(pl.Float64)
-    return (
-        pl.when((context.relevant_total == 0) | (points == 0)).then(context.no_relevant_value).otherwise(total / points)
-    )
+    return pl.when(_no_relevant(context, cutoff)).then(context.no_relevant_value).otherwise(total / points)
 
 
 def _no_relevant(context: Context, cutoff: int | None) -> pl.Expr:
+    """R = 0, or no positive gain: no R level and an ideal DCG of 0 (trec_eval divides 0 by 0 there)."""
     return (context.relevant_total == 0) | (pl.col(BOUNDARIES) == 0)
 
 
