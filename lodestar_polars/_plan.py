@@ -31,7 +31,10 @@ query of n rows:
    block terms from them.
    With the relevance joined late (below), every row that counts goes to that group-by (a row in no tie is a
    block of one), so the tied flag needs no window over every row.
-4. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
+4. Measures that read prefixes in position order (trec_eval's G, ndcg_rel, Rndcg, rbp) get them from windows
+   ordered by position (`Running`, the run's and the ideal order's prefixes, the ideal's joined on the
+   position) before the group-by.
+5. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
 
@@ -879,12 +882,7 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
         message(ValueError, f"qrels query column {', '.join(quoted(q) for q in spec.query)} has null values."),
     )
     per_query = per_query.with_columns(null_query.aggregations())
-    output = [
-        *names.query,
-        *_ideal_columns(spec),
-        *_positive_gain_columns(spec),
-        JUDGED_RELEVANT,
-    ]
+    output = [*names.query, *_ideal_columns(spec), *_positive_gain_columns(spec), JUDGED_RELEVANT]
     where = _describe_keys(list(spec.query), [])
     checked = apply_checks(
         per_query.sort(names.query, nulls_last=True), where, names.query, output, [null_query, *checks]
@@ -913,14 +911,8 @@ def _join_judgments(
     # a query missing from the run retrieved nothing: its sums and counters are 0 (a least term, such as the
     # first relevant position, stays null), its ideal DCG and relevant count come from the judgments
     least = [name for name, term in _terms(spec, judged=True).items() if term.least]
-    from_judgments = {
-        *names.keys,
-        HAS_JUDGMENTS,
-        IN_RUN,
-        *least,
-        JUDGED_RELEVANT,
-        *_ideal_columns(spec),
-    }
+    from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, *least, JUDGED_RELEVANT, *_ideal_columns(spec)}
+    from_judgments |= set(_positive_gain_columns(spec))
     # only numeric columns: a check's value column (a doc id, possibly Enum or Categorical) cannot take a 0,
     # and is read only when its counter, filled with 0 here, is positive
     numbers = [
