@@ -10,14 +10,14 @@ from . import measures
 from .measures import REGISTRY, Definition
 from .measures._base import Spelling, option_text
 
-_PARAMETER = {"cutoff": "@k", "recall_level": "@x", "none": ""}
+_PARAMETER = {"cutoff": "@k", "recall_level": "@x", "multiplier": "@m", "none": ""}
 _SUMMARY = {"mean": "mean", "geometric": "geometric mean", "sum": "sum"}
 
 
 def _spelled(spelling: Spelling, measure: Definition) -> str:
     defaults = {option.name: option_text(option.default) for option in measure.options}
-    # a recall level's spelling formats a number (iprec_at_recall_{k:.2f}): shown at x = 0.5
-    parameter: object = 0.5 if measure.parameter == "recall_level" else "k"
+    # a recall level or multiplier spelling formats a number (iprec_at_recall_{k:.2f}): shown at 0.5 or 0.2
+    parameter: object = {"recall_level": 0.5, "multiplier": 0.2}.get(measure.parameter, "k")
     cut = spelling.cut and spelling.cut.format(k=parameter, **defaults)
     whole = spelling.whole and spelling.whole.format(**defaults)
     names = [name for name in (whole, cut) if name]

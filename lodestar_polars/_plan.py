@@ -31,7 +31,10 @@ query of n rows:
    block terms from them.
    With the relevance joined late (below), every row that counts goes to that group-by (a row in no tie is a
    block of one), so the tied flag needs no window over every row.
-4. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
+4. Measures that read prefixes in position order (trec_eval's G, ndcg_rel, Rndcg, rbp) get them from windows
+   ordered by position (`Running`, the run's and the ideal order's prefixes, the ideal's joined on the
+   position) before the group-by.
+5. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
 
@@ -62,11 +65,18 @@ from .measures._base import (
     BLOCK_SIZE,
     BLOCK_START,
     BLOCK_UNJUDGED,
+    BOUNDARIES,
+    BOUNDARY_WEIGHT_AT,
     CONTINUATION,
+    CUMULATIVE_DCG,
+    CUMULATIVE_GAIN,
     DISCOUNT,
     ERR_MAX_GRADE,
     GAIN,
+    GAIN_HIGH,
+    IDEAL_DCG_AT,
     IDEAL_DISCOUNT,
+    IDEAL_EXCESS_AT,
     IDEAL_POSITION,
     IN_RUN,
     JUDGED_BEFORE,
@@ -74,6 +84,8 @@ from .measures._base import (
     POOLED,
     POOLED_BEFORE,
     POSITION,
+    POSITIVE_GAIN_TOTAL,
+    POSITIVE_GAINS,
     PREFIX,
     RELEVANCE,
     RELEVANT,
@@ -87,6 +99,7 @@ from .measures._base import (
     Context,
     Derived,
     NoRelevant,
+    Running,
     Term,
     cut,
     cut_at,
@@ -276,7 +289,8 @@ def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
 def _first_retrieved(rows: pl.LazyFrame, spec: Spec, names: _Names, limit: int) -> pl.LazyFrame:
     """The first `limit` rows of each query in the tie-broken order (trec_eval -M cuts after its sort).  A row
     whose score is null or not finite stays, so that the score check sees it."""
-    position = _position(spec, names)
+    # max_retrieved comes with an ordered tie mode only, in which the judged flag orders nothing
+    position = _position(spec, names, judged=False)
     bad_score = non_finite(SCORE, rows.collect_schema()[SCORE])
     return rows.filter((position <= limit) | bad_score)
 
@@ -326,9 +340,11 @@ def _threshold_position(spec: Spec) -> str:
     return RELEVANT_POSITION if _splits_positions(spec) else POSITION
 
 
-def _position(spec: Spec, names: _Names, *, by_relevant: bool = False) -> pl.Expr:
+def _position(spec: Spec, names: _Names, *, judged: bool, by_relevant: bool = False) -> pl.Expr:
     """1-based position by descending score, ties broken as `ties` says ("average" needs any order); the
-    bounds order a tie block by gain, or by the relevant flag when no measure reads a gain or `by_relevant`."""
+    bounds order a tie block by gain, or by the relevant flag when no measure reads a gain or `by_relevant`,
+    and, with judgments, rows of equal gain (or flag) judged first: rbp_resid reads where the unjudged rows
+    are, and the order the bounds give is then the same whatever the order of the rows."""
     score, keys = pl.col(SCORE), names.group
     if spec.ties in ("average", "input"):
         # rank("ordinal") breaks ties by row order: the earlier row first
@@ -344,6 +360,8 @@ def _position(spec: Spec, names: _Names, *, by_relevant: bool = False) -> pl.Exp
         uses_gain = _needs(spec, Quantity.GAIN) and not by_relevant
         gain = pl.col(GAIN) if uses_gain else pl.col(RELEVANT).cast(pl.Int8)
         tie_break = [gain if spec.ties == "optimistic" else -gain]
+        if judged:
+            tie_break.append(pl.col(RELEVANCE).is_not_null().cast(pl.Int8))
     return pl.struct(score, *tie_break).rank("ordinal", descending=True).over(keys)
 
 
@@ -477,6 +495,86 @@ def _ideal_err_terms(spec: Spec) -> list[pl.Expr]:
     ]
 
 
+def _with_greatest_gain(
+    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
+) -> pl.LazyFrame:
+    """Each row gets its query's greatest gain, taken with 0 (`Quantity.GREATEST_GAIN`): without judgments
+    over its rows, with them over its judged documents, retrieved or not (0 for a query without judgments)."""
+    greatest = pl.max_horizontal(pl.col(GAIN).max(), 0.0).fill_null(0.0)
+    if qrels is None:
+        return rows.with_columns(greatest.over(names.group).alias(GAIN_HIGH))
+    judged = _qrels_rows(qrels, spec, names).with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
+    per_query = judged.group_by(names.query).agg(greatest.alias(GAIN_HIGH))
+    joined = rows.join(per_query, on=names.query, how="left", maintain_order="left" if keep_order else "none")
+    return joined.with_columns(pl.col(GAIN_HIGH).fill_null(0.0))
+
+
+def _positive_gains() -> list[pl.Expr]:
+    """Per query: its positive gains, their sum and their distinct values (`Quantity.IDEAL_PREFIXES`)."""
+    gain = pl.col(GAIN)
+    return [
+        (gain > 0).sum().cast(pl.Float64).alias(POSITIVE_GAINS),
+        gain.filter(gain > 0).sum().alias(POSITIVE_GAIN_TOTAL),
+        gain.filter(gain > 0).n_unique().cast(pl.Float64).alias(BOUNDARIES),
+    ]
+
+
+def _positive_gain_columns(spec: Spec) -> list[str]:
+    return [POSITIVE_GAINS, POSITIVE_GAIN_TOTAL, BOUNDARIES] if _needs(spec, Quantity.IDEAL_PREFIXES) else []
+
+
+def _ideal_prefixes(ideal: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.LazyFrame:
+    """A query's ideal order (rows with `IDEAL_POSITION` and `GAIN`) -> (keys, POSITION, the ideal prefixes at
+    that position): its DCG over positions 1..p of its positive gains, the sum of max(gain - 1, 0) over them, and
+    the sum of 1 / (ideal DCG at b) over the boundaries b >= p (the last position of each positive gain value)."""
+    positive = pl.when(pl.col(GAIN) > 0).then(pl.col(GAIN)).otherwise(0.0)
+    following = pl.col(GAIN).shift(-1).over(keys, order_by=IDEAL_POSITION)
+    prefixed = ideal.with_columns(
+        (positive * _discount(spec, pl.col(IDEAL_POSITION)))
+        .cum_sum()
+        .over(keys, order_by=IDEAL_POSITION)
+        .alias(IDEAL_DCG_AT),
+        (positive - 1.0).clip(lower_bound=0.0).cum_sum().over(keys, order_by=IDEAL_POSITION).alias(IDEAL_EXCESS_AT),
+        ((pl.col(GAIN) > 0) & (following.is_null() | (following != pl.col(GAIN)))).alias(BOUNDARY_WEIGHT_AT),
+    )
+    inverse = pl.when(pl.col(BOUNDARY_WEIGHT_AT)).then(1.0 / pl.col(IDEAL_DCG_AT)).otherwise(0.0)
+    weights = inverse.cum_sum(reverse=True).over(keys, order_by=IDEAL_POSITION).alias(BOUNDARY_WEIGHT_AT)
+    return prefixed.with_columns(weights).select(
+        *keys, pl.col(IDEAL_POSITION).alias(POSITION), IDEAL_DCG_AT, IDEAL_EXCESS_AT, BOUNDARY_WEIGHT_AT
+    )
+
+
+def _with_ideal_prefixes(
+    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
+) -> pl.LazyFrame:
+    """Each row gets the ideal order's prefixes at its position (`Quantity.IDEAL_PREFIXES`): without judgments
+    from its query's rows, with them from its query's judged documents; past the ideal list, the totals (the
+    greatest prefixes of its query) and no boundary weight."""
+    if qrels is None:
+        keys = names.group
+        ideal = rows.select(*keys, IDEAL_POSITION, GAIN)
+    else:
+        keys = names.query
+        judged = _qrels_rows(qrels, spec, names).filter(pl.col(RELEVANCE).is_not_null())
+        judged = judged.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
+        ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
+    prefixes = _ideal_prefixes(ideal, spec, keys)
+    joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
+    return joined.with_columns(
+        pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).max().over(names.group)),
+        pl.col(BOUNDARY_WEIGHT_AT).fill_null(0.0),
+    )
+
+
+def _run_prefixes(spec: Spec, names: _Names) -> list[pl.Expr]:
+    """Per row: the gain and the DCG over positions 1..p of its position p (`Quantity.RUN_PREFIXES`)."""
+    gain = pl.col(GAIN)
+    return [
+        gain.cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_GAIN),
+        (gain * _discount(spec, pl.col(POSITION))).cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_DCG),
+    ]
+
+
 def _ideal_terms(spec: Spec) -> list[pl.Expr]:
     return [
         (pl.col(GAIN) * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff)).sum().alias(ideal_dcg(cutoff))
@@ -532,6 +630,8 @@ def _aggregate(
         extra += _ideal_terms(spec)
     if _needs(spec, Quantity.IDEAL_ERR) and not judged:
         extra += _ideal_err_terms(spec)
+    if _needs(spec, Quantity.IDEAL_PREFIXES) and not judged:
+        extra += _positive_gains()
     counters = [expression for check in checks for expression in check.aggregations()]
     if names.hashed:
         extra += [pl.col(k).first() for k in names.keys]
@@ -882,6 +982,8 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
         aggregations += _ideal_terms(spec)
     if _needs(spec, Quantity.IDEAL_ERR):
         aggregations += _ideal_err_terms(spec)
+    if _needs(spec, Quantity.IDEAL_PREFIXES):
+        aggregations += _positive_gains()
     counters = [expression for check in checks for expression in check.aggregations()]
     per_query = rows.group_by(names.query).agg(*aggregations, *counters)
     null_query = DataCheck(
@@ -890,7 +992,7 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
         message(ValueError, f"qrels query column {', '.join(quoted(q) for q in spec.query)} has null values."),
     )
     per_query = per_query.with_columns(null_query.aggregations())
-    output = [*names.query, *_ideal_columns(spec), JUDGED_RELEVANT]
+    output = [*names.query, *_ideal_columns(spec), *_positive_gain_columns(spec), JUDGED_RELEVANT]
     where = _describe_keys(list(spec.query), [])
     checked = apply_checks(
         per_query.sort(names.query, nulls_last=True), where, names.query, output, [null_query, *checks]
@@ -920,6 +1022,7 @@ def _join_judgments(
     # first relevant position, stays null), its ideal DCG and relevant count come from the judgments
     least = [name for name, term in _terms(spec, judged=True).items() if term.least]
     from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, *least, JUDGED_RELEVANT, *_ideal_columns(spec)}
+    from_judgments |= set(_positive_gain_columns(spec))
     # only numeric columns: a check's value column (a doc id, possibly Enum or Categorical) cannot take a 0,
     # and is read only when its counter, filled with 0 here, is positive
     numbers = [
@@ -959,7 +1062,30 @@ def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average
         derived.append(_continuation(names.group, POSITION).alias(CONTINUATION))
     if _needs(spec, Quantity.TIE_BLOCKS) and spec.ties in ("optimistic", "pessimistic"):
         derived += _tie_block_windows(spec, judged, names)
-    return rows.with_columns(derived) if derived else rows
+    rows = rows.with_columns(derived) if derived else rows
+    return _with_running(rows, spec, names, judged)
+
+
+def _with_running(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool) -> pl.LazyFrame:
+    """The running products and sums in position order the measures of the call declare (`Running`), each
+    once, in the order declared (a later one may read an earlier one)."""
+    context = _context(spec, judged)
+    running: dict[str, Running] = {}
+    for definition, _ in _definitions(spec):
+        for column in definition.running(context):
+            running.setdefault(column.column, column)
+    for column in running.values():
+        if column.operation == "block_sum":
+            window = column.value.sum().over([*names.group, SCORE])
+        elif column.operation == "block_least":
+            window = column.value.min().over([*names.group, SCORE])
+        else:
+            ordered = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
+            if column.exclusive:
+                ordered = ordered.shift(1, fill_value=1.0 if column.operation == "product" else 0.0)
+            window = ordered.over(names.group, order_by=POSITION)
+        rows = rows.with_columns(window.alias(column.column))
+    return rows
 
 
 def _tie_block_windows(spec: Spec, judged: bool, names: _Names) -> list[pl.Expr]:
@@ -998,9 +1124,9 @@ def _flagged_per_query(
         rows = _with_gain_and_relevant(rows, spec, judged)
         if _needs(spec, Quantity.QUERY_TOTALS):
             rows = _with_query_totals(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
-    windows = [_position(spec, names).alias(POSITION)]
+    windows = [_position(spec, names, judged=judged).alias(POSITION)]
     if _splits_positions(spec):
-        windows.append(_position(spec, names, by_relevant=True).alias(RELEVANT_POSITION))
+        windows.append(_position(spec, names, judged=judged, by_relevant=True).alias(RELEVANT_POSITION))
     if _needs(spec, Quantity.IDEAL_DCG) and not judged:
         windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
     if spec.doc:
@@ -1015,10 +1141,18 @@ def _flagged_per_query(
     rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
     if not judged:
         rows = _with_ideal_err_rows(rows, spec, names.group)
+    if _needs(spec, Quantity.GREATEST_GAIN) and not late:
+        rows = _with_greatest_gain(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
+    if _needs(spec, Quantity.RUN_PREFIXES):
+        rows = rows.with_columns(_run_prefixes(spec, names))
+    if _needs(spec, Quantity.IDEAL_PREFIXES):
+        rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     terms_rows = None
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
         terms_rows = _with_gain_and_relevant(terms_rows, spec, judged)
+        if _needs(spec, Quantity.GREATEST_GAIN):
+            terms_rows = _with_greatest_gain(terms_rows, qrels, spec, names, keep_order=False)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
     else:
         rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged)

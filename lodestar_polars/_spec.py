@@ -62,7 +62,7 @@ class Column:
 
 @dataclass(frozen=True)
 class Measure:
-    """One measure of a call: its kind, its cut-off or (a recall-level measure) its recall level, its column,
+    """One measure of a call: its kind, its cut-off or its recall level or multiplier (`level`), its column,
     and the values of its options (`Definition.options`) given in its name, in declaration order."""
 
     kind: Kind
@@ -350,9 +350,9 @@ def _options_suffix(options: tuple[tuple[str, float], ...]) -> str:
 
 def parse_measure(name: str) -> Measure:
     """One evaluate() measure name (case-insensitive): a measure with an optional cut-off (`ndcg@10`), a
-    measure without parameter (`num_ret`, `rprec`, `bpref`), or one at a recall level in [0, 1] (`iprec@0.5`),
-    each with its options in parentheses where it has some (`rbp(p=0.8)@10`).  The column is the canonical
-    name: options at their default values are left out of it."""
+    measure without parameter (`num_ret`, `rprec`, `bpref`), one at a recall level in [0, 1] (`iprec@0.5`) or
+    one at a positive multiplier (`rprec_mult@0.2`), each with its options in parentheses where it has some
+    (`rbp(p=0.8)@10`).  The column is the canonical name: options at their default values are left out of it."""
     match = MEASURE_PATTERN.fullmatch(name.strip())
     kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
     if match is None or kind is None:
@@ -375,6 +375,15 @@ def parse_measure(name: str) -> Measure:
             )
             raise ValueError(msg)
         return Measure(kind, None, level_column(stem, level), level, options)
+    if parameter == "multiplier":
+        multiplier = float(argument) if argument is not None else math.nan
+        if not (multiplier > 0.0 and math.isfinite(multiplier)):
+            msg = (
+                f"measure {name!r}: {kind} takes a positive multiplier of R after '@' (e.g. '{kind}@0.2'), "
+                f"{'none given' if argument is None else f'got {argument!r}'}."
+            )
+            raise ValueError(msg)
+        return Measure(kind, None, level_column(stem, multiplier), multiplier, options)
     if argument is not None and not argument.isdigit():
         msg = f"measure {name!r}: the cut-off of {kind} is a whole number of positions, got {argument!r}."
         raise ValueError(msg)
@@ -384,7 +393,7 @@ def parse_measure(name: str) -> Measure:
 
 def known_measures_text() -> str:
     """The canonical names with the parameter each takes: `ndcg, ndcg@k, ..., num_ret, iprec@level`."""
-    forms = {"cutoff": ("{k}", "{k}@k"), "none": ("{k}",), "recall_level": ("{k}@level",)}
+    forms = {"cutoff": ("{k}", "{k}@k"), "none": ("{k}",), "recall_level": ("{k}@level",), "multiplier": ("{k}@m",)}
     return ", ".join(
         form.format(k=k + ("(...)" if REGISTRY[k].options else ""))
         for k in CANONICAL_MEASURES

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import glob
 import importlib.util
 import json
 import math
+import operator
 import os
 import re
 import sys
@@ -587,6 +589,12 @@ class TrecMeasure:
     columns: Callable[[str | None], list[tuple[str, str]]] | None = None
     # its evaluate() names hold `{collection}`, filled with -N (the documents in the collection)
     collection: bool = False
+    # a measure averaging others over its parameters: from the text of `-m name.text`, the evaluate() measure
+    # names averaged, added last to first (trec_eval's 11pt_avg over custom recall levels); printed `name_text`
+    averaged: Callable[[str], list[str]] | None = None
+    # takes trec_eval's gain pairs, `-m name.1=3,2=9` (level=gain; the other levels' gain is the level), computed
+    # with that gain mapping, printed `name_1=3,2=9`
+    gains: bool = False
 
 
 _TREC_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -622,6 +630,110 @@ def _utility_columns(parameters: str | None) -> list[tuple[str, str]]:
     return [(f"utility_{parameters}", f"utility({options},collection={{collection}})")]
 
 
+def _trec_multipliers(name: str, parameters: str) -> tuple[float, ...]:
+    """Positive multipliers as trec_eval takes them (``Rprec_mult.5.0,0.2,0.35``), sorted ascending as it
+    prints them; trec_eval refuses duplicates."""
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(_DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure '{name}.{parameters}': multipliers must be decimal numbers separated by commas."
+        raise UsageError(msg)
+    multipliers = sorted(float(value) for value in values)
+    if multipliers[0] <= 0.0:
+        msg = f"measure '{name}.{parameters}': multipliers must be positive."
+        raise UsageError(msg)
+    if len(set(multipliers)) != len(multipliers):
+        msg = f"measure '{name}.{parameters}': duplicate multipliers."
+        raise UsageError(msg)
+    return tuple(multipliers)
+
+
+TREC_RPREC_MULTIPLIERS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+
+def _rprec_mult_columns(parameters: str | None) -> list[tuple[str, str]]:
+    """``Rprec_mult``'s columns: one per multiplier, printed ``Rprec_mult_0.20``."""
+    multipliers = TREC_RPREC_MULTIPLIERS if parameters is None else _trec_multipliers("Rprec_mult", parameters)
+    return [(f"Rprec_mult_{m:3.2f}", f"rprec_mult@{m!r}") for m in multipliers]
+
+
+_PERSISTENCE_PAIR = re.compile(r"p=([0-9]*\.?[0-9]+|[0-9]+\.)")
+
+
+def _persistence_columns(name: str, measure: str) -> Callable[[str | None], list[tuple[str, str]]]:
+    """``rbp`` / ``rbp_resid``'s column: trec_eval's ``-m rbp.p=0.95`` sets the persistence and prints
+    ``rbp_p=0.95`` (the parameter text as given); its gain pairs (``rbp.2=5``) are not taken here, where trec_eval's
+    gains are linear."""
+
+    def columns(parameters: str | None) -> list[tuple[str, str]]:
+        if parameters is None:
+            return [(name, measure)]
+        match = _PERSISTENCE_PAIR.fullmatch(parameters)
+        if match is None:
+            msg = (
+                f"measure '{name}.{parameters}': the only parameter taken here is the persistence, written "
+                f"'{name}.p=0.95'."
+            )
+            raise UsageError(msg)
+        p = float(match.group(1))
+        if not 0.0 < p < 1.0:
+            msg = f"measure '{name}.{parameters}': the persistence p lies strictly between 0 and 1."
+            raise UsageError(msg)
+        return [(f"{name}_{parameters}", f"{measure}(p={p!r})")]
+
+    return columns
+
+
+def _eleven_point_levels(parameters: str) -> list[str]:
+    """``11pt_avg..25,.5,.75``: iprec at each level, in the order given, which must be ascending: trec_eval sums
+    the levels assuming so (it does not sort them) and gives other numbers for levels out of order."""
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(_DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure '11pt_avg.{parameters}': recall levels must be decimal numbers separated by commas."
+        raise UsageError(msg)
+    levels = [float(value) for value in values]
+    if levels[-1] > 1.0 or levels != sorted(levels):
+        msg = f"measure '11pt_avg.{parameters}': recall levels must lie from 0 to 1, in ascending order."
+        raise UsageError(msg)
+    return [f"iprec@{level!r}" for level in levels]
+
+
+def _bogus_ranking_values(requested: Mapping[str, tuple[float, ...] | str | None]) -> dict[str, float]:
+    """With -c, trec_eval scores a judged query missing from the run on a ranking of one unjudged document and
+    then zeroes num_ret, utility, relstring, unj* and rbp_resid by their printed names: `rbp_resid_p=0.75` is not
+    zeroed and keeps that ranking's residual, p^1 + (1 - p) x p^0.  The evaluate() column -> that value."""
+    values: dict[str, float] = {}
+    for printed, column in _trec_columns("rbp_resid", requested["rbp_resid"]) if "rbp_resid" in requested else []:
+        if printed != "rbp_resid":
+            p = float(printed.removeprefix("rbp_resid_p="))
+            values[column] = p + (1.0 - p) * 1.0
+    return values
+
+
+_GAIN_PAIR = re.compile(r"([0-9]+)=([0-9]*\.?[0-9]+|[0-9]+\.)")
+
+
+def _trec_gain_pairs(name: str, parameters: str) -> dict[int, float]:
+    """trec_eval's gain pairs (``ndcg.1=3,2=9,4=4.5``): relevance level -> gain, levels >= 0, gains >= 0."""
+    pairs: dict[int, float] = {}
+    for pair in parameters.split(","):
+        match = _GAIN_PAIR.fullmatch(pair.strip())
+        if match is None:
+            msg = (
+                f"measure '{name}.{parameters}': gain pairs are level=gain, a level >= 0 and a gain >= 0, separated "
+                f"by commas (e.g. '{name}.1=3,2=9'), got {pair!r}."
+            )
+            raise UsageError(msg)
+        pairs[int(match.group(1))] = float(match.group(2))
+    return pairs
+
+
+def _trec_gain_mapping(qrels: pl.LazyFrame, pairs: Mapping[int, float]) -> dict[float, float]:
+    """The gain of every level 0..the greatest judged level (its own level, trec_eval's default), and the pairs'."""
+    greatest = qrels.select(pl.col("relevance").max()).collect().item()
+    levels = range(max(int(greatest or 0), 0) + 1)
+    return {float(level): float(level) for level in levels} | {float(level): gain for level, gain in pairs.items()}
+
+
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TREC_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 # trec_eval's own order (measures.c), which is the order it prints in
@@ -642,8 +754,14 @@ TREC_MEASURES = (
     TrecMeasure("recall", "r", TREC_CUTOFFS),
     TrecMeasure("infAP", "infap", None),
     TrecMeasure("gm_bpref", "gm_bpref", None, "summary"),
+    TrecMeasure("Rprec_mult", "rprec_mult", None, columns=_rprec_mult_columns),
     TrecMeasure("utility", "utility", None, columns=_utility_columns, collection=True),
-    TrecMeasure("ndcg", "ndcg", None),
+    TrecMeasure("11pt_avg", "11pt_avg", None, averaged=_eleven_point_levels),
+    TrecMeasure("binG", "bin_g", None),
+    TrecMeasure("G", "g", None, gains=True),
+    TrecMeasure("ndcg", "ndcg", None, gains=True),
+    TrecMeasure("ndcg_rel", "ndcg_rel", None, gains=True),
+    TrecMeasure("Rndcg", "rndcg", None, gains=True),
     TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
     TrecMeasure("map_cut", "ap", TREC_CUTOFFS),
     TrecMeasure("relative_P", "relative_p", TREC_CUTOFFS),
@@ -654,6 +772,8 @@ TREC_MEASURES = (
     TrecMeasure("set_map", "set_map", None),
     TrecMeasure("set_F", "set_f", None, columns=_set_f_columns),
     TrecMeasure("num_nonrel_judged_ret", "num_nonrel_judged_ret", None, "count"),
+    TrecMeasure("rbp", "rbp", None, columns=_persistence_columns("rbp", "rbp")),
+    TrecMeasure("rbp_resid", "rbp_resid", None, columns=_persistence_columns("rbp_resid", "rbp_resid")),
     TrecMeasure("unj", "unj", (5, 10, 20)),
 )
 TREC_BY_NAME = {measure.name: measure for measure in TREC_MEASURES}
@@ -739,8 +859,8 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     {'iprec_at_recall': (0.5, 0.75)}
     >>> parse_trec_measures(["official"]).not_computed
     ()
-    >>> parse_trec_measures(["all_trec"]).not_computed[:4]
-    ('rbp', 'rbp_resid', '11pt_avg', 'Rprec_mult')
+    >>> parse_trec_measures(["all_trec"]).measures["Rprec_mult"] is None  # its default multipliers
+    True
     """
     requested: dict[str, tuple[float, ...] | str | None] = {}
     explicit: dict[str, tuple[float, ...] | str | None] = {}  # the first `name.parameters` of each measure
@@ -759,9 +879,14 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
             supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
             msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
             raise UsageError(msg)
-        if measure.columns is not None or measure.printed == "string":
+        if measure.columns is not None or measure.printed == "string" or measure.averaged is not None or measure.gains:
             # refuses bad parameters here
-            (measure.columns or _relstring_length)(parameters if dot else None)
+            if measure.columns is not None or measure.printed == "string":
+                (measure.columns or _relstring_length)(parameters if dot else None)
+            elif dot and measure.averaged is not None:
+                measure.averaged(parameters)
+            elif dot:
+                _trec_gain_pairs(name, parameters)
             value: tuple[float, ...] | str | None = parameters if dot else None
         elif dot and measure.cutoffs is None:
             msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
@@ -788,6 +913,10 @@ def _trec_columns(name: str, cutoffs: tuple[float, ...] | str | None, collection
         if measure.collection:
             pairs = [(printed, evaluated.format(collection=collection)) for printed, evaluated in pairs]
         return [(printed, parse_measure(evaluated).column) for printed, evaluated in pairs]
+    if measure.averaged is not None and isinstance(cutoffs, str):
+        return [(f"{name}_{cutoffs}", f"{name}_{cutoffs}")]
+    if measure.gains and isinstance(cutoffs, str):
+        return [(f"{name}_{cutoffs}", family)]
     assert not isinstance(cutoffs, str)
     if cutoffs is None:
         return [(name, family)]
@@ -865,29 +994,45 @@ def _trec_float(value: float) -> str:
     return f"{'-nan':>6}" if math.isnan(value) else f"{value:6.4f}"
 
 
-def _iprec_of_emptied_queries(
-    per_query: pl.DataFrame,
-    mean: pl.DataFrame,
-    requested: TrecRequested,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """trec_eval -J on a query left with no judged document (with -c, a judged query missing from the run too:
-    its stand-in document is unjudged): its iprec_at_recall at a level whose rank lround(level * R) is 0 (every
-    level when R = 0) is precision 0 / 0, NaN, which its mean then takes."""
-    emptied = pl.col("num_ret") == 0
-    levels = requested["iprec_at_recall"] or ()
-    assert isinstance(levels, tuple)
-    undefined = {
-        column: emptied & ((level * pl.col("num_rel") + 0.5).floor() == 0)  # lround of a non-negative number
-        for level, (_, column) in zip(levels, _trec_columns("iprec_at_recall", levels), strict=True)
-    }
-    per_query = per_query.with_columns(
+def _undefined_values(
+    per_query: pl.DataFrame, requested: TrecRequested, judged_only: bool, positive: pl.DataFrame
+) -> pl.DataFrame:
+    """The values trec_eval computes as 0 / 0 and prints as -nan (a NaN, which the mean then takes):
+
+    - under -J, a query left with no judged document (with -c, a judged query missing from the run too: its
+      stand-in document is unjudged): iprec_at_recall at a level whose rank lround(level * R) is 0 (every
+      level when R = 0), and 11pt_avg, which averages such levels;
+    - Rndcg of a query with relevant documents (R > 0, as -l counts them) none of which has a positive gain
+      (`positive`: the queries with a judged document of positive gain), its ideal DCG never above 0.
+    """
+    undefined: dict[str, pl.Expr] = {}
+    if judged_only:
+        emptied = pl.col("num_ret") == 0
+
+        def rank_zero(level: float) -> pl.Expr:
+            return (level * pl.col("num_rel") + 0.5).floor() == 0  # lround of a non-negative number
+
+        if "iprec_at_recall" in requested:
+            levels = requested["iprec_at_recall"] or ()
+            assert isinstance(levels, tuple)
+            for level, (_, column) in zip(levels, _trec_columns("iprec_at_recall", levels), strict=True):
+                undefined[column] = emptied & rank_zero(level)
+        if "11pt_avg" in requested:
+            text = requested["11pt_avg"]
+            assert not isinstance(text, tuple)
+            averaged = [0.0] if text is None else [float(name[6:]) for name in _eleven_point_levels(text)]
+            for _, column in _trec_columns("11pt_avg", text):
+                undefined[column] = emptied & pl.any_horizontal([rank_zero(level) for level in averaged])
+    if "Rndcg" in requested:
+        text = requested["Rndcg"]
+        assert not isinstance(text, tuple)
+        no_gain = ~pl.col("query").is_in(positive["query"].implode()) if text is None else pl.lit(False)
+        for _, column in _trec_columns("Rndcg", text):
+            undefined[column] = (pl.col("num_rel") > 0) & no_gain
+    return per_query.with_columns(
         pl.when(condition).then(float("nan")).otherwise(pl.col(column)).alias(column)
         for column, condition in undefined.items()
     )
-    mean = mean.with_columns(
-        pl.lit(float("nan")).alias(column) for column in undefined if per_query[column].is_nan().any()
-    )
-    return per_query, mean
 
 
 def _trec_line(name: str, query: str, value: str) -> str:
@@ -1017,12 +1162,32 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         if TREC_BY_NAME[name].family
         for pair in _trec_columns(name, cutoffs, args.collection)
     ]
-    measures = list(dict.fromkeys(column for _, _, column in columns))
+    averages = {
+        column: [parse_measure(evaluated).column for evaluated in averaged(text)]
+        for name, text in requested.items()
+        if (averaged := TREC_BY_NAME[name].averaged) is not None and isinstance(text, str)
+        for _, column in _trec_columns(name, text)
+    }
+    evaluated = [averaged_column for column in averages.values() for averaged_column in column]
+    bogus = _bogus_ranking_values(requested) if args.complete else {}
     utility_parameters = requested.get("utility")
     stand_in = args.complete and isinstance(utility_parameters, str)
-    emptied_iprec = args.judged_only and "iprec_at_recall" in requested
-    if stand_in or emptied_iprec:  # `_keep_stand_in_utility` and `_iprec_of_emptied_queries` read them
-        measures = list(dict.fromkeys([*measures, "num_ret", "num_rel"]))
+    undefined = (args.judged_only and ("iprec_at_recall" in requested or "11pt_avg" in requested)) or (
+        "Rndcg" in requested
+    )
+    # read by the -c stand-in values (`bogus`, `_keep_stand_in_utility`) and `_iprec_of_emptied_queries`
+    counted = ["num_ret", "num_rel"] if bogus or stand_in or undefined else []
+    # measures with gain pairs: one evaluation per gain mapping, joined on the query
+    gained: dict[str, list[str]] = {}
+    gain_pairs: dict[str, dict[int, float]] = {}
+    for name, text in requested.items():
+        if TREC_BY_NAME[name].gains and isinstance(text, str):
+            gained.setdefault(text, []).extend(column for _, column in _trec_columns(name, text))
+            gain_pairs[text] = _trec_gain_pairs(name, text)
+    apart = {column for columns_of_text in gained.values() for column in columns_of_text}
+    measures = list(
+        dict.fromkeys([*(c for _, _, c in columns if c not in averages and c not in apart), *evaluated, *counted])
+    )
     options: dict[str, Any] = {
         "doc": "doc",
         "ties": "doc",
@@ -1035,7 +1200,22 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         "judged_only": args.judged_only,
     }
     # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
-    plans = _build(run, measures or ["rr"], options)
+    per_query_plan, mean_plan = _build(run, measures or ["rr"], options)
+    for text, gained_measures in gained.items():
+        mapping = _trec_gain_mapping(qrels, gain_pairs[text])
+        gained_plan, _ = _build(run, gained_measures, {**options, "gain": mapping})
+        per_query_plan = per_query_plan.join(gained_plan, on="query", how="left", nulls_equal=True)
+    # an average over its parameters: the evaluated columns added last to first, divided by their number
+    per_query_plan = per_query_plan.with_columns(
+        (functools.reduce(operator.add, (pl.col(c) for c in reversed(sources))) / len(sources)).alias(column)
+        for column, sources in averages.items()
+    )
+    # -c: trec_eval scores a judged query missing from the run on a ranking of one unjudged document, then zeroes
+    # the measures it names; a parameterised rbp_resid keeps that ranking's value
+    per_query_plan = per_query_plan.with_columns(
+        pl.when(pl.col("num_ret") == 0).then(value).otherwise(pl.col(column)).alias(column)
+        for column, value in bogus.items()
+    )
     # trec_eval's run id is the tag of the run's last line
     runid_plan = run.select(pl.col("tag").last())
     # with -c, trec_eval's num_rel summary counts every judgment above 0 again, whatever -l says
@@ -1048,13 +1228,15 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     top_plans = []
     if relstring is not None:
         top_plans.append(relstring_plan(run, qrels, relstring[1], args.max_retrieved, args.judged_only))
-    per_query, mean, runid_frame, positive, *top = pl.collect_all(
-        [*plans, runid_plan, positive_plan, *top_plans], engine="streaming"
+    # the queries with a judged document of positive (linear) gain: Rndcg is 0 / 0 for the others with R > 0
+    gainful_plan = qrels.filter(pl.col("relevance") > 0).select(pl.col("query").unique())
+    per_query, _mean, runid_frame, positive, gainful, *top = pl.collect_all(
+        [per_query_plan, mean_plan, runid_plan, positive_plan, gainful_plan, *top_plans], engine="streaming"
     )
     strings = relstrings(top[0]) if top else {}
     summaries = {"num_rel": positive.item()} if args.complete else {}
-    if emptied_iprec:
-        per_query, mean = _iprec_of_emptied_queries(per_query, mean, requested)
+    if undefined:
+        per_query = _undefined_values(per_query, requested, args.judged_only, gainful)
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     if stand_in:
         assert isinstance(utility_parameters, str)

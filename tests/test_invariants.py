@@ -79,7 +79,10 @@ class MeasureKind:
     ignores_order: a count of rows, the same under every tie mode; past_the_list: past the list, the value
     at k is the whole list's value times this factor of (k, list length, R) (R > 0), for the measures divided
     by a function of k and R (relative_P@k by min(k, R), F1@k by k + R); signed: its values may be negative
-    (utility's coefficients weigh documents negatively), its bounds the reals."""
+    (utility's coefficients weigh documents negatively), its bounds the reals; between_bounds: its value under every tie
+    mode lies between its values under ties="pessimistic" and "optimistic" (not so for rbp_resid, which the
+    bounds order as RBP, its measure: the residual of RBP's worst and best orders; nor for G, whose worst order
+    is not always the least gainful first)."""
 
     name: str
     method: str | None
@@ -88,6 +91,7 @@ class MeasureKind:
     ignores_order: bool = False
     past_the_list: Callable[[int, int, int], float] | None = None
     signed: bool = False
+    between_bounds: bool = True
 
     @property
     def definition(self) -> Definition:
@@ -121,7 +125,7 @@ class MeasureKind:
 
     @property
     def parameter(self) -> str:
-        """What `name@x` gives it: "cutoff", "recall_level" or "none"."""
+        """What `name@x` gives it: "cutoff", "recall_level", "multiplier" or "none"."""
         return self.definition.parameter
 
     @property
@@ -177,6 +181,14 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("judged", None, None),
     # 2 hits / (k + R): whole 2 hits / (length + R)
     MeasureKind("f1", None, None, past_the_list=lambda k, length, relevant: (length + relevant) / (k + relevant)),
+    MeasureKind("rbp", None, None),
+    MeasureKind("rbp_resid", None, None, between_bounds=False),
+    MeasureKind("rprec_mult", None, None),
+    MeasureKind("bin_g", None, None),
+    MeasureKind("11pt_avg", None, None),
+    MeasureKind("g", None, None, between_bounds=False),
+    MeasureKind("ndcg_rel", None, None),
+    MeasureKind("rndcg", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -203,6 +215,8 @@ PAST_THE_LIST = (2**64, 2**70, 2**63, 2**64 - 1, 2**63 - 1, MAX_DOCS + 1, MAX_DO
 CUTOFFS: tuple[int | None, ...] = (None, 1, 2, 3, 5, *PAST_THE_LIST)
 # recall levels: the ends, trec_eval's 0.1 and levels whose x R falls on .5 (rounded half away from zero)
 RECALL_LEVELS = (0.5, 0.0, 1.0, 0.1, 0.25, 0.3)
+# multipliers of R: trec_eval's ends, one whose m R + 0.9 truncates below m R + 1, and one past every list
+MULTIPLIERS = (0.2, 1.0, 2.0, 0.35, 5.0)
 # doc ids whose text order differs from their numeric order (ties="doc" compares them as text)
 DOCS = tuple(f"d{i}" for i in range(MAX_DOCS + 3))
 # 1-12 documents per list, the short lists with ties drawn most often
@@ -229,7 +243,7 @@ def query_key(kind: str, index: int) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Measure:
-    """A measure of a call: its kind and its parameter, a cut-off (int or None), a recall level (float) or
+    """A measure of a call: its kind and its parameter, a cut-off (int or None), a recall level or multiplier (float) or
     None (a measure without parameter)."""
 
     kind: MeasureKind
@@ -348,6 +362,8 @@ def parameters(kind: MeasureKind) -> st.SearchStrategy[int | float | None]:
         return st.sampled_from(CUTOFFS)
     if kind.parameter == "recall_level":
         return st.sampled_from(RECALL_LEVELS)
+    if kind.parameter == "multiplier":
+        return st.sampled_from(MULTIPLIERS)
     return st.none()
 
 
@@ -565,7 +581,7 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
     evaluate_options = set(inspect.signature(RankMetricsFrame.evaluate).parameters)
     for kind in MEASURES:
         assert kind.method == kind.definition.method, f"{kind.name}: the table and the registry disagree on its method"
-        assert kind.parameter in ("cutoff", "recall_level", "none"), f"{kind.name}: parameter {kind.parameter!r}"
+        assert kind.parameter in ("cutoff", "recall_level", "multiplier", "none"), f"{kind.name}: {kind.parameter!r}"
         # trec_eval's summaries: its counts (num_*) are summed, its gm_* means geometric, the rest averaged
         trec_name = kind.definition.trec_eval.whole or ""
         trec_summary = "sum" if trec_name.startswith("num_") else "geometric" if trec_name.startswith("gm_") else "mean"
@@ -608,7 +624,7 @@ def issue_case(
     def parameter(kind: MeasureKind, written: str) -> int | float | None:
         if not written:
             return None
-        return float(written) if kind.parameter == "recall_level" else int(written)
+        return float(written) if kind.parameter in ("recall_level", "multiplier") else int(written)
 
     frame = pl.DataFrame(run)
     kinds = {kind.name: kind for kind in MEASURES}
@@ -782,7 +798,7 @@ def test_every_tie_mode_lies_between_the_pessimistic_and_the_optimistic_bound(
                 continue
             for row, (worst, value, best) in enumerate(zip(low, result[name].to_list(), high, strict=True)):
                 assert (worst is None) == (value is None) == (best is None), f"{name}: nulls differ, row {row}"
-                if value is None:
+                if value is None or not m.kind.between_bounds:
                     continue
                 assert worst - TOLERANCE <= value <= best + TOLERANCE, (
                     f"{name} with ties={ties!r} is {value}, outside [pessimistic {worst}, optimistic {best}] "

@@ -48,6 +48,17 @@ ROW_NONRELEVANT_TOTAL = f"{PREFIX}row_nonrelevant_total"
 # per row, with ties="average": the row shares its score with another row of its query
 TIED = f"{PREFIX}tied"
 
+# per row (`Quantity.RUN_PREFIXES`): the gain and the DCG summed over the positions 1..p of the row's position p
+CUMULATIVE_GAIN = f"{PREFIX}cumulative_gain"
+CUMULATIVE_DCG = f"{PREFIX}cumulative_dcg"
+# per row (`Quantity.IDEAL_PREFIXES`), of the ideal order at the row's position p (positive gains sorted
+# descending; with judgments those of the query's judged documents): its DCG over 1..p, its sum of
+# max(gain - 1, 0) over 1..p (G's costs), and the sum of 1 / (ideal DCG at b) over the boundaries b >= p, the
+# last positions of each positive gain value (Rndcg's weights); past the ideal list, its totals and 0
+IDEAL_DCG_AT = f"{PREFIX}ideal_dcg_at"
+IDEAL_EXCESS_AT = f"{PREFIX}ideal_excess_at"
+BOUNDARY_WEIGHT_AT = f"{PREFIX}boundary_weight_at"
+
 # per tie block (ties="average"): its size n, relevant rows r, start s (positions s+1..s+n), summed gain, and
 # the relevant rows ranked above it
 BLOCK_SIZE = f"{PREFIX}block_size"
@@ -64,6 +75,14 @@ RELEVANT_COUNT = f"{PREFIX}relevant_count"
 JUDGED_RELEVANT = f"{PREFIX}judged_relevant"
 # per query, with judgments: the query has rows in the run (false for a judged query missing from it)
 IN_RUN = f"{PREFIX}in_run"
+# per query (`Quantity.IDEAL_PREFIXES`): the positive gains of its levels (with judgments: of its judged
+# documents, retrieved or not), their sum, and the distinct positive gain values (Rndcg's boundaries)
+POSITIVE_GAINS = f"{PREFIX}positive_gains"
+POSITIVE_GAIN_TOTAL = f"{PREFIX}positive_gain_total"
+BOUNDARIES = f"{PREFIX}boundaries"
+# per row: its query's greatest gain of its levels (without judgments: of its rows; with them: of its judged
+# documents, retrieved or not), taken with 0 (`Quantity.GREATEST_GAIN`)
+GAIN_HIGH = f"{PREFIX}gain_high"
 
 
 def term_name(name: str, cutoff: int | None) -> str:
@@ -131,6 +150,16 @@ class Quantity(enum.Enum):
         "under tie bounds (ties='optimistic' / 'pessimistic'): each row's tie block's start s, size n and unjudged"
         " rows as window columns (`BLOCK_START`, `BLOCK_SIZE`, `BLOCK_UNJUDGED`), positions s+1..s+n"
     )
+    GREATEST_GAIN = (
+        "the greatest gain of the query's levels, taken with 0 (`GAIN_HIGH`): with judgments over all of the"
+        " query's judged documents, retrieved or not"
+    )
+    RUN_PREFIXES = "the gain and DCG over positions 1..p at each row's position p (`CUMULATIVE_GAIN`, `CUMULATIVE_DCG`)"
+    IDEAL_PREFIXES = (
+        "the ideal order's prefixes at each row's position (`IDEAL_DCG_AT`, `IDEAL_EXCESS_AT`, `BOUNDARY_WEIGHT_AT`)"
+        " and per query `POSITIVE_GAINS`, `POSITIVE_GAIN_TOTAL`, `BOUNDARIES`; with judgments from every judged"
+        " document of the query, retrieved or not"
+    )
     QUERY_TOTALS = (
         "the query's R and judged non-relevant total N on every row (`ROW_RELEVANT_TOTAL`, `ROW_NONRELEVANT_TOTAL`):"
         " with judgments from all of the query's judged documents, retrieved or not"
@@ -161,6 +190,22 @@ class Term(NamedTuple):
     block: pl.Expr | None
     least: bool = False
     block_sums: tuple[pl.Expr, ...] = ()
+
+
+class Running(NamedTuple):
+    """A per-row column the plan computes before the group-by, as a window: in position order over each query,
+    the running product (`operation` "product") or sum of `value` over positions 1..p, or 1..p-1 when
+    `exclusive` (then starting from 1 or 0); or over the row's tie block (its query's rows of its score), the
+    sum ("block_sum") or least ("block_least") of `value`.  A measure whose tool adds or multiplies one position
+    after another (trec_eval's rbp) reads its total from a running one (the least of a running product of
+    factors in [0, 1], the greatest of a running sum of non-negative values), so that its sums are those of the
+    tool to the last bit; a block one gives each row of a tie block what the block's sums need of the others
+    (an aggregation mixed with the rows inside the block group-by would leave the streaming engine)."""
+
+    column: str
+    value: pl.Expr
+    operation: Literal["product", "sum", "block_sum", "block_least"]
+    exclusive: bool = False
 
 
 @dataclass(frozen=True)
@@ -244,6 +289,10 @@ def _no_checks(context: Context) -> list[DataCheck]:
     return []
 
 
+def _no_running(context: Context) -> list[Running]:
+    return []
+
+
 @dataclass(frozen=True)
 class Option:
     """A numeric option of a measure, written as ir_measures writes it: `rbp(p=0.8)@10`, `set_f(beta=0.5)`.
@@ -260,8 +309,9 @@ def option_text(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
-# what `name@x` gives a measure: a cut-off k (optional), a recall level in [0, 1] (required), or nothing
-Parameter = Literal["cutoff", "recall_level", "none"]
+# what `name@x` gives a measure: a cut-off k (optional), a recall level in [0, 1] (required), a positive
+# multiplier (required: rprec_mult@0.2), or nothing
+Parameter = Literal["cutoff", "recall_level", "multiplier", "none"]
 # how the summary over queries is formed: the (weighted) arithmetic mean, trec_eval's geometric mean with its
 # floor (`GEOMETRIC_FLOOR`), or the (weighted) sum (trec_eval's counts)
 Summary = Literal["mean", "geometric", "sum"]
@@ -297,6 +347,7 @@ class Definition:
       mapping: the tie bounds (which order a tie block by gain) are refused with a gain mapping whose order is
       not the grades'.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
+    - `running`: per-row running products and sums in position order (`Running`) its terms read.
     - `options`: its numeric options (`Option`, written `name(option=value,...)`); `with_options(values)` gives
       the measure with every option's value (defaults filled in); its terms must be named after the values,
       so two settings of one measure in a call do not share a sum.
@@ -325,6 +376,7 @@ class Definition:
     derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
     row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
     query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
+    running: Callable[[Context], list[Running]] = field(default=_no_running)
     options: tuple[Option, ...] = ()
     with_options: Callable[[Mapping[str, float]], Definition] | None = None
 
@@ -341,9 +393,14 @@ class Definition:
         return self.at_level(level)
 
     def with_terms(
-        self, terms: Callable[[Context, int | None], dict[str, Term]], value: Callable[[Context, int | None], pl.Expr]
+        self,
+        terms: Callable[[Context, int | None], dict[str, Term]],
+        value: Callable[[Context, int | None], pl.Expr],
+        running: Callable[[Context], list[Running]] | None = None,
     ) -> Definition:
-        return replace(self, terms=terms, value=value)
+        if running is None:
+            return replace(self, terms=terms, value=value)
+        return replace(self, terms=terms, value=value, running=running)
 
     @property
     def quantities(self) -> frozenset[Quantity]:

@@ -1,0 +1,73 @@
+"""G (trec_eval's G, normalised gain): the sum over the rows with a non-zero gain g(p) of
+g(p) / log2(2 + C(p) - S(p)), divided by the sum of the positive gains of the query's levels (with judgments:
+of its judged documents, retrieved or not).  S(p) is the gain over positions 1..p; C(p) the cost of the ideal
+order over them, the sum of max(ideal gain, 1) over positions 1..p (an ideal gain past its positive gains is
+0), so that a row scores nearly 1 / log2(2) when the rows above it gained nearly as much as the ideal.  A query
+without positive gain scores `no_relevant` (trec_eval: 0).  Gains must not be negative.
+
+Ties: each row's contribution depends on the gains ranked above it (a ratio inside a logarithm): no closed
+form for its expectation over a tie block's orders, so ties="average" is refused (ties="doc" is trec_eval's
+order).  The bounds order a tie block by gain, most or least gainful first, as for every gain measure; G's
+worst order is not always the least gainful first (a low gain early can raise the shares of the rows after
+it), so ties="pessimistic" is G in that order, not always its least value over the tie orders.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from ._base import (
+    CUMULATIVE_GAIN,
+    GAIN,
+    IDEAL_EXCESS_AT,
+    NO_SPELLING,
+    POSITION,
+    POSITIVE_GAIN_TOTAL,
+    Context,
+    Definition,
+    NoRelevant,
+    Quantity,
+    Spelling,
+    Term,
+    term_name,
+)
+
+SUM = term_name("g", None)
+LOG_2 = math.log(2.0)
+
+
+def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
+    # C(p) = p + the ideal's sum of max(gain - 1, 0) over 1..p: max(gain, 1) summed over p positions
+    cost = pl.col(POSITION).cast(pl.Float64) + pl.col(IDEAL_EXCESS_AT)
+    gain = pl.col(GAIN)
+    row = pl.when(gain != 0).then(gain * LOG_2 / (2.0 + cost - pl.col(CUMULATIVE_GAIN)).log()).otherwise(0.0)
+    return {SUM: Term(row, None)}
+
+
+def value(context: Context, cutoff: int | None) -> pl.Expr:
+    total = pl.col(POSITIVE_GAIN_TOTAL)
+    return pl.when(total == 0).then(context.no_relevant_value).otherwise(pl.col(SUM) / total)
+
+
+MEASURE = Definition(
+    name="g",
+    oracle="trec_eval binary; pytrec_eval",
+    method=None,
+    aliases=("normalized_gain",),
+    trec_eval=Spelling("G", None),
+    ir_measures=NO_SPELLING,
+    ranx=NO_SPELLING,
+    family="gain",
+    needs=frozenset({Quantity.IDEAL_DCG, Quantity.RUN_PREFIXES, Quantity.IDEAL_PREFIXES}),
+    terms=terms,
+    value=value,
+    bounds=(0.0, 1.0),
+    no_relevant=NoRelevant(
+        lambda context, cutoff: pl.col(POSITIVE_GAIN_TOTAL) == 0, lambda context: "no positive gain"
+    ),
+    negative_gains=False,
+    parameter="none",
+    refuses_average="a row's share depends on the gains ranked above it inside a logarithm: no closed-form expectation",
+)
