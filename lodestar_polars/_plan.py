@@ -197,7 +197,12 @@ def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool
     when the run holds it."""
     columns = [pl.col(name).alias(internal) for name, internal in zip(spec.keys, names.keys, strict=True)]
     columns += [pl.col(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
-    columns.append(spec.score.expr.alias(SCORE))
+    score = spec.score.expr
+    if run.select(score).collect_schema().dtypes()[0].is_float():
+        score = score + 0.0  # -0.0 + 0.0 == +0.0: -0.0 ties with 0.0, as in scikit-learn
+    # in the select, not a later with_columns: the windows over the score then share one context (and the
+    # groups Polars computes for it) with those over the relevance
+    columns.append(score.alias(SCORE))
     if with_relevance:
         columns.append(spec.relevance.expr.alias(RELEVANCE))
     if spec.weight is not None:
@@ -205,8 +210,6 @@ def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool
     rows = run.select(columns)
     if names.hashed:
         rows = rows.with_columns(_key_hash(names.keys, 0).alias(GROUP), _key_hash(names.keys, 1).alias(GROUP_CHECK))
-    if rows.collect_schema()[SCORE].is_float():
-        rows = rows.with_columns(pl.col(SCORE) + 0.0)  # -0.0 + 0.0 == +0.0: -0.0 ties with 0.0, as in scikit-learn
     return rows
 
 
