@@ -26,9 +26,10 @@ query of n rows:
    2008; scikit-learn's tie averaging for DCG).  The rows sharing a score form a block covering positions
    s+1..s+n, whatever order an ordinal rank deals them in, so block sums of per-position quantities are
    exact; each measure module gives its terms' block form from them (and says why in its docstring).  A row
-   in no tie is a block of one: it counts in the row sums.  Only the tied rows (`is_duplicated` over the
-   query) go to a group-by on (keys, score) that computes every block sum once (`_block_sums`), and the
-   block terms from them.
+   in no tie is a block of one: its block term is its row term.  Only the rows of the queries holding a tie
+   (fewer distinct scores than rows: `_in_tied_query`) go to a group-by on (keys, score) that computes every
+   block sum once (`_block_sums`), and the block terms from them; the other queries' rows count in the row
+   sums.
    With the relevance joined late (below), every row that counts goes to that group-by (a row in no tie is a
    block of one), so the tied flag needs no window over every row.
 4. Measures that read prefixes in position order (trec_eval's G, ndcg_rel, Rndcg, rbp) get them from windows
@@ -222,7 +223,12 @@ def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool
     when the run holds it."""
     columns = [pl.col(name).alias(internal) for name, internal in zip(spec.keys, names.keys, strict=True)]
     columns += [pl.col(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
-    columns.append(spec.score.expr.alias(SCORE))
+    score = spec.score.expr
+    if run.select(score).collect_schema().dtypes()[0].is_float():
+        score = score + 0.0  # -0.0 + 0.0 == +0.0: -0.0 ties with 0.0, as in scikit-learn
+    # in the select, not a later with_columns: the windows over the score then share one context (and the
+    # groups Polars computes for it) with those over the relevance
+    columns.append(score.alias(SCORE))
     if with_relevance:
         columns.append(spec.relevance.expr.alias(RELEVANCE))
     if spec.weight is not None:
@@ -230,8 +236,6 @@ def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool
     rows = run.select(columns)
     if names.hashed:
         rows = rows.with_columns(_key_hash(names.keys, 0).alias(GROUP), _key_hash(names.keys, 1).alias(GROUP_CHECK))
-    if rows.collect_schema()[SCORE].is_float():
-        rows = rows.with_columns(pl.col(SCORE) + 0.0)  # -0.0 + 0.0 == +0.0: -0.0 ties with 0.0, as in scikit-learn
     return rows
 
 
@@ -612,7 +616,8 @@ def _aggregate(
     terms come from them, the counters from every row.  With `ties="average"`, the terms that tie blocks
     change come from a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on
     and added: over the rows that count when they are given (a row in no tie is a block of one, whose block
-    term is its row term), else over the tied rows only, the others counting in the per-row sums."""
+    term is its row term), else over the rows of the queries holding a tie only, the others counting in the
+    per-row sums."""
     terms = _terms(spec, judged)
     averaged = _averages_blocks(spec, judged)
     every_row_by_block = averaged and terms_rows is not None
@@ -644,9 +649,7 @@ def _aggregate(
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
     if not averaged:
         return per_query
-    # the blocks: every row that counts (relevance joined late), or the tied rows of the blocks that reach the
-    # largest cut-off (`_rows_that_count` over the tied rows alone: a block reaching it has a row within it, so
-    # scores at least the least tied row within it)
+    # the blocks: every row that counts (relevance joined late), or those of the queries holding a tie
     tied = terms_rows if terms_rows is not None else _rows_that_count(rows.filter(pl.col(TIED)), spec, names)
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
@@ -672,8 +675,16 @@ def _averages_blocks(spec: Spec, judged: bool) -> bool:
     return spec.ties == "average" and any(term.block is not None for term in _terms(spec, judged).values())
 
 
+def _in_tied_query(names: _Names) -> pl.Expr:
+    """Whether a row's query holds two rows of one score.  Its rows then all go to the block group-by (a row
+    in no tie as a block of one).  Per query, not per row (`is_duplicated`): beside the two rank windows,
+    counting distinct scores added 0.11 s of CPU on 100k x 100 rows and 0.16 s on 1M x 10, flagging the tied
+    rows 0.32 s and 0.72 s."""
+    return (pl.col(SCORE).n_unique() < pl.len()).over(names.group)
+
+
 def _alone(row: pl.Expr) -> pl.Expr:
-    """A per-row term for the rows in no tie (with tie averaging); the tied rows count by block."""
+    """A per-row term for the rows of the queries in no tie (with tie averaging); the others count by block."""
     return pl.when(~pl.col(TIED)).then(row)
 
 
@@ -1134,10 +1145,9 @@ def _flagged_per_query(
     # with tie averaging the relevant rows ranked above read the scores only: a window sharing the groups
     if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
         windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
-    # the rows in a tie block of two or more (with the relevance joined late, every row that counts goes to the
-    # block group-by instead: `_aggregate`)
+    # with the relevance joined late, every row that counts goes to the block group-by instead (`_aggregate`)
     if _averages_blocks(spec, judged) and not late:
-        windows.append(pl.col(SCORE).is_duplicated().over(names.group).alias(TIED))
+        windows.append(_in_tied_query(names).alias(TIED))
     rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
     if not judged:
         rows = _with_ideal_err_rows(rows, spec, names.group)

@@ -111,6 +111,23 @@ def test_average_ties_is_the_mean_over_all_tie_orders(engine: Engine) -> None:
     assert engine(frame, "dcg")["dcg"].item() == pytest.approx(mean_over_orders, abs=1e-15)
 
 
+def test_average_ties_count_the_untied_rows_of_a_tied_query_and_an_untied_query(engine: Engine) -> None:
+    # query a holds a tie, so all of its rows go to the block path, its untied top row as a block of one:
+    # 3 at position 1, then the block {2, 1} over positions 2-3 of which only position 2 lies within k=2
+    # (mean gain 1.5); query b holds none: 2 at position 1, 1 at position 2
+    frame = pl.DataFrame(
+        {
+            "query": ["a", "a", "a", "a", "b", "b"],
+            "relevance": [3, 2, 1, 0, 1, 2],
+            "score": [0.9, 0.5, 0.5, 0.1, 0.2, 0.8],
+        }
+    )
+    result = engine(frame, "dcg", k=2)
+    assert result["query"].to_list() == ["a", "b"]
+    assert result["dcg@2"].to_list() == pytest.approx([3 + 1.5 / LOG2_3, 2 + 1 / LOG2_3], abs=1e-15)
+    assert dcg_score([[3, 2, 1, 0]], [[0.9, 0.5, 0.5, 0.1]], k=2) == pytest.approx(3 + 1.5 / LOG2_3)
+
+
 def test_input_order_is_the_order_within_the_query_when_queries_interleave(engine: Engine) -> None:
     frame = pl.DataFrame({"query": ["b", "a", "b", "a"], "relevance": [1, 0, 0, 1], "score": [1.0, 1.0, 1.0, 1.0]})
     result = engine(frame, "dcg", ties="input")
