@@ -126,10 +126,12 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
     ['ndcg@1', 'ndcg@3']
     >>> parse_measures(["MRR,recall@10,map,hit_rate@3"])
     ['rr', 'r@10', 'ap', 'success@3']
+    >>> parse_measures(["utility(a=2,b=-2),rbp(p=0.5)"], cutoffs=[10])
+    ['utility(a=2,b=-2)', 'rbp(p=0.5)@10']
     """
     names: list[str] = []
     for text in texts:
-        for item in text.split(","):
+        for item in re.split(r",(?![^()]*\))", text):  # a comma inside a measure's options does not split
             spelled = item.strip()
             cutoff_text = spelled.rpartition("@")[2]
             if "@" in spelled and cutoff_text.isdigit() and int(cutoff_text) < 1:
@@ -146,7 +148,7 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
                 )
                 raise UsageError(msg) from None
             takes_cutoffs = REGISTRY[measure.kind].parameter == "cutoff" and measure.cutoff is None
-            expanded = [f"{measure.kind}@{k}" for k in cutoffs] if takes_cutoffs and cutoffs else [measure.column]
+            expanded = [f"{measure.column}@{k}" for k in cutoffs] if takes_cutoffs and cutoffs else [measure.column]
             names += [name for name in expanded if name not in names]
     return names
 
