@@ -135,7 +135,7 @@ def with_options(values: Mapping[str, float]) -> Definition:
 
 MEASURE = Definition(
     name="rbp",
-    oracle="trec_eval binary; every tied order enumerated (trectools, cwl_eval where installed)",
+    oracle="trec_eval binary; ir_measures (its trectools and cwl_eval providers); every tied order enumerated",
     method=None,
     aliases=("rank_biased_precision",),
     trec_eval=Spelling("rbp", None),
