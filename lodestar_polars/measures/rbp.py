@@ -52,18 +52,17 @@ def refused_persistence(p: float) -> str | None:
     return None if 0.0 < p < 1.0 else "the persistence p lies strictly between 0 and 1"
 
 
-def every_row(value: float) -> pl.Expr:
-    """A constant as a column (a literal would be one value in a window or an aggregation)."""
-    return pl.when(pl.col(POSITION) > 0).then(pl.lit(value, pl.Float64))
-
-
 def weight_column(p: float) -> str:
     """p^(position - 1), multiplied out one position after another (`running_weight`)."""
     return term_name(f"rbp_weight_{option_text(p)}", None)
 
 
 def running_weight(p: float) -> Running:
-    return Running(weight_column(p), every_row(p), "product", exclusive=True)
+    """The running product of 1 at the first position and p at each later one: p^(position - 1), the same
+    products, bit for bit, as p multiplied over the positions above (an exclusive product would shift, which
+    costs a window as much again)."""
+    factor = pl.when(pl.col(POSITION) > 1).then(pl.lit(p, pl.Float64)).otherwise(pl.lit(1.0, pl.Float64))
+    return Running(weight_column(p), factor, "product")
 
 
 def power_weight(p: float, cutoff: int | None) -> pl.Expr:
