@@ -1192,7 +1192,12 @@ def _flagged_per_query(
         per_query = per_query.with_columns(_mean.positive_zero(pl.col(WEIGHT_MIN)).alias(WEIGHT))
     output = [*names.keys, *metrics, *([WEIGHT] if spec.weight is not None else []), *flags]
     where = _describe_keys(list(spec.query), list(spec.by))
-    checked = apply_checks(per_query.sort(names.keys, nulls_last=True), where, names.keys, output, [*checks, *final])
+    every_check = [*checks, *final]
+    # only the columns the checks and the output read go on: the checks' map is opaque to the optimizer, which
+    # would otherwise sort every term and counter along
+    read = [check.column for check in every_check] + [c.value_column for c in every_check if c.value is not None]
+    kept = per_query.select(list(dict.fromkeys([*output, *read])))
+    checked = apply_checks(kept.sort(names.keys, nulls_last=True), where, names.keys, output, every_check)
     return checked, names
 
 
