@@ -57,12 +57,15 @@ def weight_column(p: float) -> str:
     return term_name(f"rbp_weight_{option_text(p)}", None)
 
 
-def running_weight(p: float) -> Running:
-    """The running product of 1 at the first position and p at each later one: p^(position - 1), the same
+def _factor(p: float) -> pl.Expr:
+    """1 at the first position, p at each later one: their running product is p^(position - 1), the same
     products, bit for bit, as p multiplied over the positions above (an exclusive product would shift, which
     costs a window as much again)."""
-    factor = pl.when(pl.col(POSITION) > 1).then(pl.lit(p, pl.Float64)).otherwise(pl.lit(1.0, pl.Float64))
-    return Running(weight_column(p), factor, "product")
+    return pl.when(pl.col(POSITION) > 1).then(pl.lit(p, pl.Float64)).otherwise(pl.lit(1.0, pl.Float64))
+
+
+def running_weight(p: float) -> Running:
+    return Running(weight_column(p), _factor(p), "product")
 
 
 def power_weight(p: float, cutoff: int | None) -> pl.Expr:
@@ -93,7 +96,10 @@ def _running_sum(p: float) -> str:
 def running_at(p: float, context: Context) -> list[Running]:
     if context.averaged:
         return []
-    return [running_weight(p), Running(_running_sum(p), brought_into_range() * pl.col(weight_column(p)), "sum")]
+    # the weights multiplied out inside the sum's own window (one window, not two; the weight column, read
+    # at a cut-off, is computed only when a term reads it)
+    weighted = brought_into_range() * _factor(p).cum_prod()
+    return [running_weight(p), Running(_running_sum(p), weighted, "sum")]
 
 
 def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:
