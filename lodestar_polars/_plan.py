@@ -385,8 +385,9 @@ def _judged_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
     """For a judged row (with judgments: judged at a level >= 0; without: every row): the judged rows ranked
     above it, in the order the measures counting relevant rows read."""
     position = pl.col(_threshold_position(spec))
-    if judged:
-        position = pl.when(pl.col(RELEVANCE).is_not_null()).then(position)
+    if not judged:  # every row counts, and the positions are already its ranks 1..n
+        return (position - 1).cast(pl.Int64)
+    position = pl.when(pl.col(RELEVANCE).is_not_null()).then(position)
     return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
 
 
@@ -394,8 +395,9 @@ def _pooled_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
     """For a pooled row (with judgments: in the qrels at any level; without: every row): the pooled rows
     ranked above it, in the order the measures counting relevant rows read."""
     position = pl.col(_threshold_position(spec))
-    if judged:
-        position = pl.when(pl.col(POOLED)).then(position)
+    if not judged:  # every row counts, and the positions are already its ranks 1..n
+        return (position - 1).cast(pl.Int64)
+    position = pl.when(pl.col(POOLED)).then(position)
     return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
 
 
@@ -532,14 +534,16 @@ def _ideal_prefixes(ideal: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.Lazy
     that position): its DCG over positions 1..p of its positive gains, the sum of max(gain - 1, 0) over them, and
     the sum of 1 / (ideal DCG at b) over the boundaries b >= p (the last position of each positive gain value)."""
     positive = pl.when(pl.col(GAIN) > 0).then(pl.col(GAIN)).otherwise(0.0)
-    following = pl.col(GAIN).shift(-1).over(keys, order_by=IDEAL_POSITION)
+    # the rows of one gain are consecutive in the ideal order: the last of them has the greatest ideal position
+    # (an aggregation window costs less than a shift in position order)
+    last_of_its_gain = pl.col(IDEAL_POSITION) == pl.col(IDEAL_POSITION).max().over([*keys, GAIN])
     prefixed = ideal.with_columns(
         (positive * _discount(spec, pl.col(IDEAL_POSITION)))
         .cum_sum()
         .over(keys, order_by=IDEAL_POSITION)
         .alias(IDEAL_DCG_AT),
         (positive - 1.0).clip(lower_bound=0.0).cum_sum().over(keys, order_by=IDEAL_POSITION).alias(IDEAL_EXCESS_AT),
-        ((pl.col(GAIN) > 0) & (following.is_null() | (following != pl.col(GAIN)))).alias(BOUNDARY_WEIGHT_AT),
+        ((pl.col(GAIN) > 0) & last_of_its_gain).alias(BOUNDARY_WEIGHT_AT),
     )
     inverse = pl.when(pl.col(BOUNDARY_WEIGHT_AT)).then(1.0 / pl.col(IDEAL_DCG_AT)).otherwise(0.0)
     weights = inverse.cum_sum(reverse=True).over(keys, order_by=IDEAL_POSITION).alias(BOUNDARY_WEIGHT_AT)
@@ -564,6 +568,8 @@ def _with_ideal_prefixes(
         ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
     prefixes = _ideal_prefixes(ideal, spec, keys)
     joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
+    if qrels is None:  # the ideal order ranks the same rows: every position has its ideal prefixes
+        return joined
     return joined.with_columns(
         pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).max().over(names.group)),
         pl.col(BOUNDARY_WEIGHT_AT).fill_null(0.0),
@@ -1196,7 +1202,12 @@ def _flagged_per_query(
         per_query = per_query.with_columns(_mean.positive_zero(pl.col(WEIGHT_MIN)).alias(WEIGHT))
     output = [*names.keys, *metrics, *([WEIGHT] if spec.weight is not None else []), *flags]
     where = _describe_keys(list(spec.query), list(spec.by))
-    checked = apply_checks(per_query.sort(names.keys, nulls_last=True), where, names.keys, output, [*checks, *final])
+    every_check = [*checks, *final]
+    # only the columns the checks and the output read go on: the checks' map is opaque to the optimizer, which
+    # would otherwise sort every term and counter along
+    read = [check.column for check in every_check] + [c.value_column for c in every_check if c.value is not None]
+    kept = per_query.select(list(dict.fromkeys([*output, *read])))
+    checked = apply_checks(kept.sort(names.keys, nulls_last=True), where, names.keys, output, every_check)
     return checked, names
 
 

@@ -52,18 +52,20 @@ def refused_persistence(p: float) -> str | None:
     return None if 0.0 < p < 1.0 else "the persistence p lies strictly between 0 and 1"
 
 
-def every_row(value: float) -> pl.Expr:
-    """A constant as a column (a literal would be one value in a window or an aggregation)."""
-    return pl.when(pl.col(POSITION) > 0).then(pl.lit(value, pl.Float64))
-
-
 def weight_column(p: float) -> str:
     """p^(position - 1), multiplied out one position after another (`running_weight`)."""
     return term_name(f"rbp_weight_{option_text(p)}", None)
 
 
+def _factor(p: float) -> pl.Expr:
+    """1 at the first position, p at each later one: their running product is p^(position - 1), the same
+    products, bit for bit, as p multiplied over the positions above (an exclusive product would shift, which
+    costs a window as much again)."""
+    return pl.when(pl.col(POSITION) > 1).then(pl.lit(p, pl.Float64)).otherwise(pl.lit(1.0, pl.Float64))
+
+
 def running_weight(p: float) -> Running:
-    return Running(weight_column(p), every_row(p), "product", exclusive=True)
+    return Running(weight_column(p), _factor(p), "product")
 
 
 def power_weight(p: float, cutoff: int | None) -> pl.Expr:
@@ -94,7 +96,10 @@ def _running_sum(p: float) -> str:
 def running_at(p: float, context: Context) -> list[Running]:
     if context.averaged:
         return []
-    return [running_weight(p), Running(_running_sum(p), brought_into_range() * pl.col(weight_column(p)), "sum")]
+    # the weights multiplied out inside the sum's own window (one window, not two; the weight column, read
+    # at a cut-off, is computed only when a term reads it)
+    weighted = brought_into_range() * _factor(p).cum_prod()
+    return [running_weight(p), Running(_running_sum(p), weighted, "sum")]
 
 
 def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:

@@ -50,24 +50,23 @@ def _running_unjudged(p: float) -> str:
 
 
 def running_at(p: float, context: Context) -> list[Running]:
-    if context.averaged:
+    if context.averaged or not context.judged:  # without judgments every row is judged: no running sums
         return []
     unjudged = (~rbp.judged(context)).cast(pl.Float64) * pl.col(rbp.weight_column(p))
-    return [
-        rbp.running_weight(p),
-        Running(_power_column(p), rbp.every_row(p), "product"),
-        Running(_running_unjudged(p), unjudged, "sum"),
-    ]
+    return [rbp.running_weight(p), Running(_running_unjudged(p), unjudged, "sum")]
 
 
 def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:
+    if not context.judged:  # every row is judged: rbp_resid is 0 (`value_at`)
+        return {}
     unjudged = ~rbp.judged(context)
     count = {UNJUDGED_ROWS: Term(unjudged.cast(pl.Float64), None)}
     if not context.averaged:
-        # trec_eval's sums, position after position: p^n is the least running power, the sum the greatest
+        # trec_eval's sums, position after position: p^n is the least running power (the running weight at
+        # position n times p, the product trec_eval forms one position further), the sum the greatest
         return {
             _unjudged_column(p): Term(-pl.col(_running_unjudged(p)), None, least=True),
-            _power_column(p): Term(pl.col(_power_column(p)), None, least=True),
+            _power_column(p): Term(pl.col(rbp.weight_column(p)) * p, None, least=True),
             **count,
         }
     weights = rbp.power_weight(p, None)
@@ -79,6 +78,8 @@ def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:
 
 
 def value_at(p: float, context: Context, cutoff: int | None) -> pl.Expr:
+    if not context.judged:
+        return pl.lit(0.0)
     if context.averaged:
         power, unjudged = pl.lit(p).pow(pl.col(ROWS).cast(pl.Float64)), pl.col(_unjudged_column(p))
     else:
