@@ -91,14 +91,6 @@ def non_finite(column: str, dtype: pl.DataType) -> pl.Expr:
     return bad
 
 
-def _read_by(check: DataCheck) -> list[str]:
-    return [check.column] if check.value is None else [check.column, check.value_column]
-
-
-def _at(column: str, row: pl.Expr) -> pl.Expr:
-    return pl.col(column).gather(row).first()
-
-
 def apply_checks(
     per_query: pl.LazyFrame,
     where: Callable[[dict[str, object]], str],
@@ -106,47 +98,38 @@ def apply_checks(
     output_columns: Sequence[str],
     checks: Sequence[DataCheck],
 ) -> pl.LazyFrame:
-    """Raise the first check (in the order given) that fails on some row when the frame is collected; keep
-    `output_columns` unchanged.
+    """Raise the first failing check when the frame is collected; keep `output_columns` unchanged.
 
-    The frame must already hold each check's column (and value column).  The count, the first offending row
-    (its `key_columns`, described by `where`) and its offending value are aggregated over the whole frame and
-    broadcast, so the error is the same whichever batch the engine hands the function first.  The key
-    columns are read at that one row (no struct of every row's keys), and the frame is narrowed to the
-    columns used first, so that a sort before this reorders those only.
+    The frame must already hold each check's column (and value column).  The count, first offending row
+    (its `key_columns`, described by `where`) and first offending value of each check are broadcast from
+    the whole frame, so the message is the same whichever batch the engine hands the function first.
     """
     if not checks:
         return per_query.select(output_columns)
     summaries: list[pl.Expr] = []
     for index, check in enumerate(checks):
-        first_failing = (pl.col(check.column) > 0).fill_null(False).arg_max()
+        failing = pl.col(check.column) > 0
+        keys = pl.struct(key_columns) if key_columns else pl.lit(None)
         summaries.append(pl.col(check.column).sum().alias(f"__lodestar_check_{index}_total"))
-        at_fault = pl.struct(_at(name, first_failing) for name in key_columns) if key_columns else pl.lit(None)
-        summaries.append(at_fault.alias(f"__lodestar_check_{index}_where"))
-        value = pl.lit(None) if check.value is None else _at(check.value_column, first_failing)
+        summaries.append(keys.filter(failing).first().alias(f"__lodestar_check_{index}_where"))
+        value = pl.lit(None) if check.value is None else pl.col(check.value_column).filter(failing).first()
         summaries.append(value.alias(f"__lodestar_check_{index}_value"))
     schema = per_query.collect_schema()
 
     def check_batch(frame: pl.DataFrame) -> pl.DataFrame:
-        if frame.height:
-            first = frame.row(0, named=True)
-            for index, check in enumerate(checks):
+        for index, check in enumerate(checks):
+            if (frame[check.column] > 0).any():
+                first = frame.row(0, named=True)
                 total, keys, value = (first[f"__lodestar_check_{index}_{part}"] for part in ("total", "where", "value"))
-                if total > 0:
-                    raise check.make_error(int(total), where(keys or {}), value)
+                raise check.make_error(int(total), where(keys or {}), value)
         # a plain constructor, not frame.select: no Polars query starts inside the running plan's callback
         return pl.DataFrame([frame.get_column(name) for name in output_columns])
 
     # a frame-level map (not an expression UDF): streamed batch by batch, and the exception reaches the
     # caller as raised, without Polars' expression context appended to its message
-    read = dict.fromkeys([*output_columns, *key_columns, *(c for check in checks for c in _read_by(check))])
-    return (
-        per_query.select(list(read))
-        .with_columns(summaries)
-        .map_batches(
-            check_batch,
-            schema={name: schema[name] for name in output_columns},
-            streamable=True,
-            validate_output_schema=False,
-        )
+    return per_query.with_columns(summaries).map_batches(
+        check_batch,
+        schema={name: schema[name] for name in output_columns},
+        streamable=True,
+        validate_output_schema=False,
     )

@@ -138,6 +138,7 @@ def _metric(index: int) -> str:
 
 
 GROUP = f"{_P}group"
+GROUP_CHECK = f"{_P}group_check"
 
 # key dtypes whose values are equal exactly when their hashes' inputs are (no -0.0/0.0 or NaN subtleties)
 _HASHABLE_KEYS = (pl.String, pl.Categorical, pl.Enum, pl.Boolean, pl.Date, pl.Datetime, pl.Duration, pl.Time)
@@ -150,8 +151,8 @@ class _Names:
     With one key column the group is that column.  With several (by= or a composite query), Polars
     row-encodes them for every window and group-by, and with one String column it hashes the strings for
     each: the group is then one UInt64 column, the hash of the keys (`pl.struct(keys).hash()`: a function of the values
-    only, so every branch of the plan computes the same one).  The per-query group-by groups by the hash and
-    the keys, so two different keys sharing a hash come out as two rows of one hash (`_hash_collision_check`).  Key
+    only, so every branch of the plan computes the same one).  The keys ride along in the per-query
+    group-by, which also checks that no two different keys share a hash (`_hash_collision_check`).  Key
     dtypes whose equal values may differ in bits (floats: -0.0 and 0.0) or that nest keep the plain keys.
 
     Numbering composite keys into one integer id (unique + row index + join) was tried and dropped: that
@@ -234,7 +235,7 @@ def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool
         columns.append(spec.weight.expr.cast(pl.Float64).alias(WEIGHT))
     rows = run.select(columns)
     if names.hashed:
-        rows = rows.with_columns(_key_hash(names.keys, 0).alias(GROUP))
+        rows = rows.with_columns(_key_hash(names.keys, 0).alias(GROUP), _key_hash(names.keys, 1).alias(GROUP_CHECK))
     return rows
 
 
@@ -637,12 +638,12 @@ def _aggregate(
     if _needs(spec, Quantity.IDEAL_PREFIXES) and not judged:
         extra += _positive_gains()
     counters = [expression for check in checks for expression in check.aggregations()]
-    # the keys ride along as group keys: cheaper than their first() (a String's above all)
-    grouping = [*names.group, *names.keys] if names.hashed else names.group
+    if names.hashed:
+        extra += [pl.col(k).first() for k in names.keys]
     if terms_rows is None:
-        per_query = rows.group_by(grouping).agg(*per_row, *extra, *counters)
+        per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
     else:
-        per_query = rows.group_by(grouping).agg(*extra, *counters)
+        per_query = rows.group_by(names.group).agg(*extra, *counters)
         if per_row:
             row_totals = terms_rows.group_by(names.group).agg(per_row)
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
@@ -769,6 +770,8 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
                 _first(_doc_shown(spec, names), pl.col(DUPLICATED)),
             )
         )
+    if names.hashed:
+        checks.append(_hash_collision_check(spec, names))
     if spec.weight is not None:
         checks.append(
             DataCheck(
@@ -778,15 +781,15 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
     return checks
 
 
-def _hash_collision_check(spec: Spec) -> DataCheck:
-    """Two different keys with the same 64-bit hash would share one group in the windows (about G**2 / 2**65
-    to happen for G keys: 3e-8 for a million).  The per-query group-by groups by the hash and the keys, so
-    such keys come out as two per-query rows of one hash: counted over the per-query frame, right after that
-    group-by (before any judgments join)."""
+def _hash_collision_check(spec: Spec, names: _Names) -> DataCheck:
+    """Two different keys with the same 64-bit hash would share one group (about G**2 / 2**65 to happen for
+    G keys: 3e-8 for a million).  Their rows would then disagree on a second, independently seeded hash of
+    the keys: counting the groups where it varies finds such a pair unless both hashes collide at once."""
+    check = pl.col(GROUP_CHECK)
     keys = ", ".join(quoted(name) for name in spec.keys)
     return DataCheck(
         f"{_P}hash_collision",
-        (pl.len().over(GROUP) > 1).cast(pl.UInt32),
+        (check.min() != check.max()).cast(pl.UInt32),
         message(
             RuntimeError,
             f"two different keys ({keys}) share one 64-bit hash, near {{query}}, which this plan groups by: a "
@@ -1165,10 +1168,6 @@ def _flagged_per_query(
         rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
-    if names.hashed:
-        collision = _hash_collision_check(spec)
-        per_query = per_query.with_columns(collision.aggregations())
-        checks.append(collision)
     if qrels is not None:
         if spec.judged_only:
             emptied = _emptied_queries(retrieved, per_query, spec, names)
