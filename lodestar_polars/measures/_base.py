@@ -8,6 +8,7 @@ these can collide with one.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
@@ -405,3 +406,28 @@ class Definition:
     @property
     def quantities(self) -> frozenset[Quantity]:
         return self.needs | {FAMILY_QUANTITY[self.family]}
+
+
+TermsAt = Callable[[float, Context, int | None], dict[str, Term]]
+ValueAt = Callable[[float, Context, int | None], pl.Expr]
+
+
+def only_at_a_parameter(
+    name: str,
+) -> tuple[Callable[[Context, int | None], dict[str, Term]], Callable[[Context, int | None], pl.Expr]]:
+    """The `terms` and `value` of a measure computed only at a required parameter (a recall level, a multiplier):
+    the plan always asks `Definition.at(parameter)`, so these raise if it ever does not."""
+    msg = f"{name} is computed at a parameter: `MEASURE.at(parameter)`"
+
+    def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
+        raise AssertionError(msg)
+
+    def value(context: Context, cutoff: int | None) -> pl.Expr:
+        raise AssertionError(msg)
+
+    return terms, value
+
+
+def at_parameter(measure: Definition, parameter: float, terms_at: TermsAt, value_at: ValueAt) -> Definition:
+    """`measure` with its terms and value bound to one value of its required parameter."""
+    return measure.with_terms(functools.partial(terms_at, parameter), functools.partial(value_at, parameter))

@@ -24,6 +24,8 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    at_parameter,
+    only_at_a_parameter,
     term_name,
 )
 
@@ -47,24 +49,11 @@ def value_at(level: float, context: Context, cutoff: int | None) -> pl.Expr:
     return pl.when(relevant == 0).then(context.no_relevant_value).otherwise(interpolated)
 
 
-def _without_level(context: Context, cutoff: int | None) -> dict[str, Term]:
-    msg = "iprec is computed at a recall level: `MEASURE.at(level)`"
-    raise AssertionError(msg)
-
-
-def _value_without_level(context: Context, cutoff: int | None) -> pl.Expr:
-    msg = "iprec is computed at a recall level: `MEASURE.at(level)`"
-    raise AssertionError(msg)
+_TERMS_WITHOUT_PARAMETER, _VALUE_WITHOUT_PARAMETER = only_at_a_parameter("iprec")
 
 
 def at_level(level: float) -> Definition:
-    def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
-        return terms_at(level, context, cutoff)
-
-    def value(context: Context, cutoff: int | None) -> pl.Expr:
-        return value_at(level, context, cutoff)
-
-    return MEASURE.with_terms(terms, value)
+    return at_parameter(MEASURE, level, terms_at, value_at)
 
 
 MEASURE = Definition(
@@ -77,8 +66,8 @@ MEASURE = Definition(
     ranx=NO_SPELLING,
     family="threshold",
     needs=frozenset({Quantity.RELEVANT_COUNT, Quantity.QUERY_TOTALS, Quantity.RELEVANT_BEFORE}),
-    terms=_without_level,
-    value=_value_without_level,
+    terms=_TERMS_WITHOUT_PARAMETER,
+    value=_VALUE_WITHOUT_PARAMETER,
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,
     parameter="recall_level",

@@ -26,6 +26,8 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    at_parameter,
+    only_at_a_parameter,
     term_name,
 )
 
@@ -55,24 +57,11 @@ def value_at(multiplier: float, context: Context, cutoff: int | None) -> pl.Expr
     return pl.when(context.relevant_total == 0).then(context.no_relevant_value).otherwise(precision)
 
 
-def _without_multiplier(context: Context, cutoff: int | None) -> dict[str, Term]:
-    msg = "rprec_mult is computed at a multiplier: `MEASURE.at(multiplier)`"
-    raise AssertionError(msg)
-
-
-def _value_without_multiplier(context: Context, cutoff: int | None) -> pl.Expr:
-    msg = "rprec_mult is computed at a multiplier: `MEASURE.at(multiplier)`"
-    raise AssertionError(msg)
+_TERMS_WITHOUT_PARAMETER, _VALUE_WITHOUT_PARAMETER = only_at_a_parameter("rprec_mult")
 
 
 def at_multiplier(multiplier: float) -> Definition:
-    def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
-        return terms_at(multiplier, context, cutoff)
-
-    def value(context: Context, cutoff: int | None) -> pl.Expr:
-        return value_at(multiplier, context, cutoff)
-
-    return MEASURE.with_terms(terms, value)
+    return at_parameter(MEASURE, multiplier, terms_at, value_at)
 
 
 MEASURE = Definition(
@@ -85,8 +74,8 @@ MEASURE = Definition(
     ranx=NO_SPELLING,
     family="threshold",
     needs=frozenset({Quantity.RELEVANT_COUNT, Quantity.QUERY_TOTALS}),
-    terms=_without_multiplier,
-    value=_value_without_multiplier,
+    terms=_TERMS_WITHOUT_PARAMETER,
+    value=_VALUE_WITHOUT_PARAMETER,
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,
     parameter="multiplier",
