@@ -10,7 +10,7 @@ from . import measures
 from .measures import REGISTRY, Definition
 from .measures._base import Spelling, option_text
 
-_PARAMETER = {"cutoff": "@k", "recall_level": "@x", "multiplier": "@m", "none": ""}
+_PARAMETER = {"cutoff": "@k", "required_cutoff": "@k", "recall_level": "@x", "multiplier": "@m", "none": ""}
 _SUMMARY = {"mean": "mean", "geometric": "geometric mean", "sum": "sum"}
 
 

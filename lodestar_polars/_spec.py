@@ -349,10 +349,11 @@ def _options_suffix(options: tuple[tuple[str, float], ...]) -> str:
 
 
 def parse_measure(name: str) -> Measure:
-    """One evaluate() measure name (case-insensitive): a measure with an optional cut-off (`ndcg@10`), a
-    measure without parameter (`num_ret`, `rprec`, `bpref`), one at a recall level in [0, 1] (`iprec@0.5`) or
-    one at a positive multiplier (`rprec_mult@0.2`), each with its options in parentheses where it has some
-    (`rbp(p=0.8)@10`).  The column is the canonical name: options at their default values are left out of it."""
+    """One evaluate() measure name (case-insensitive): a measure with an optional cut-off (`ndcg@10`) or a
+    required one (`sdcg@10`), a measure without parameter (`num_ret`, `rprec`, `bpref`), one at a recall level in
+    [0, 1] (`iprec@0.5`) or one at a positive multiplier (`rprec_mult@0.2`), each with its options in parentheses
+    where it has some (`rbp(p=0.8)@10`).  The column is the canonical name: options at their default values are
+    left out of it."""
     match = MEASURE_PATTERN.fullmatch(name.strip())
     kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
     if match is None or kind is None:
@@ -384,6 +385,9 @@ def parse_measure(name: str) -> Measure:
             )
             raise ValueError(msg)
         return Measure(kind, None, level_column(stem, multiplier), multiplier, options)
+    if parameter == "required_cutoff" and argument is None:
+        msg = f"measure {name!r}: {kind} takes a cut-off after '@' (e.g. '{stem}@10'), none given."
+        raise ValueError(msg)
     if argument is not None and not argument.isdigit():
         msg = f"measure {name!r}: the cut-off of {kind} is a whole number of positions, got {argument!r}."
         raise ValueError(msg)
@@ -393,7 +397,13 @@ def parse_measure(name: str) -> Measure:
 
 def known_measures_text() -> str:
     """The canonical names with the parameter each takes: `ndcg, ndcg@k, ..., num_ret, iprec@level`."""
-    forms = {"cutoff": ("{k}", "{k}@k"), "none": ("{k}",), "recall_level": ("{k}@level",), "multiplier": ("{k}@m",)}
+    forms = {
+        "cutoff": ("{k}", "{k}@k"),
+        "required_cutoff": ("{k}@k",),
+        "none": ("{k}",),
+        "recall_level": ("{k}@level",),
+        "multiplier": ("{k}@m",),
+    }
     return ", ".join(
         form.format(k=k + ("(...)" if REGISTRY[k].options else ""))
         for k in CANONICAL_MEASURES

@@ -41,6 +41,8 @@ def _evaluated(definition: Definition) -> list[str]:
     """The evaluate() names of a measure over its parameter: whole and cut off, or at recall levels."""
     if definition.parameter == "cutoff":
         return [definition.name, f"{definition.name}@{CUTOFF}"]
+    if definition.parameter == "required_cutoff":
+        return [f"{definition.name}@{CUTOFF}"]
     if definition.parameter in REQUIRED_PARAMETER:
         return [f"{definition.name}@{level!r}" for level in REQUIRED_PARAMETER[definition.parameter]]
     return [definition.name]
@@ -50,6 +52,8 @@ def _parameters(definition: Definition) -> list[float | None]:
     """The parameters the tool-name tests try: no cut-off and a cut-off, each recall level, or none."""
     if definition.parameter == "cutoff":
         return [None, CUTOFF]
+    if definition.parameter == "required_cutoff":
+        return [CUTOFF]
     if definition.parameter in REQUIRED_PARAMETER:
         return list(REQUIRED_PARAMETER[definition.parameter])
     return [None]
@@ -83,9 +87,13 @@ def random_frame(seed: int, *, tied: bool) -> pl.DataFrame:
 
 @pytest.mark.parametrize("definition", DEFINITIONS, ids=_ids)
 def test_its_names_resolve_through_evaluate(definition: Definition) -> None:
-    suffix = {"cutoff": f"@{CUTOFF}", "recall_level": "@.5", "multiplier": "@.5", "none": ""}[definition.parameter]
+    cut = f"@{CUTOFF}"
+    suffix = {"cutoff": cut, "required_cutoff": cut, "recall_level": "@.5", "multiplier": "@.5", "none": ""}[
+        definition.parameter
+    ]
     column = {
         "cutoff": f"{definition.name}@{CUTOFF}",
+        "required_cutoff": f"{definition.name}@{CUTOFF}",
         "recall_level": f"{definition.name}@0.5",
         "multiplier": f"{definition.name}@0.5",
     }
@@ -96,8 +104,9 @@ def test_its_names_resolve_through_evaluate(definition: Definition) -> None:
             assert measure.column == column.get(definition.parameter, definition.name)
         if definition.parameter == "cutoff":
             assert parse_measures(name)[0].column == definition.name
-        else:  # a recall level or multiplier is required; a measure without parameter takes no @
-            wrong = name if definition.parameter in REQUIRED_PARAMETER else f"{name}@{CUTOFF}"
+        else:  # a cut-off, recall level or multiplier is required; a measure without parameter takes no @
+            required = definition.parameter in REQUIRED_PARAMETER or definition.parameter == "required_cutoff"
+            wrong = name if required else f"{name}@{CUTOFF}"
             with pytest.raises(ValueError, match=definition.name):
                 parse_measures(wrong)
         assert MEASURE_NAMES[name] == definition.name
@@ -170,6 +179,8 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "normalized_gain": "g",
         "ndcg_rel": "ndcg_rel",
         "rndcg": "rndcg",
+        "sdcg": "sdcg",
+        "scaled_dcg": "sdcg",
     }
 
 

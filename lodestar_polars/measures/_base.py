@@ -310,9 +310,9 @@ def option_text(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
-# what `name@x` gives a measure: a cut-off k (optional), a recall level in [0, 1] (required), a positive
-# multiplier (required: rprec_mult@0.2), or nothing
-Parameter = Literal["cutoff", "recall_level", "multiplier", "none"]
+# what `name@x` gives a measure: a cut-off k (optional, or required: sdcg@10), a recall level in [0, 1]
+# (required), a positive multiplier (required: rprec_mult@0.2), or nothing
+Parameter = Literal["cutoff", "required_cutoff", "recall_level", "multiplier", "none"]
 # how the summary over queries is formed: the (weighted) arithmetic mean, trec_eval's geometric mean with its
 # floor (`GEOMETRIC_FLOOR`), or the (weighted) sum (trec_eval's counts)
 Summary = Literal["mean", "geometric", "sum"]
@@ -328,8 +328,9 @@ class Definition:
       hand derivations) its tests compare it with, as the measure tables print it; `method`: the `.rank_metrics`
       method computing it alone, whose columns are `method` / `method@k` (None: evaluate() only); `aliases`:
       the other names evaluate() takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it.
-    - `parameter`: what `name@x` gives it: a cut-off (`name` or `name@k`), a recall level (`name@0.5`,
-      required: `at_level(level)` gives the measure at that level), or nothing (`name` only).
+    - `parameter`: what `name@x` gives it: a cut-off (`name` or `name@k`; "required_cutoff": `name@k` only,
+      the plan never asks it without one), a recall level (`name@0.5`, required: `at_level(level)` gives the
+      measure at that level), or nothing (`name` only).
     - `family`: "gain" (reads the gain of each row) or "threshold" (counts the rows with relevance above the
       threshold); tie bounds order a tie block by that.  `needs`: the shared quantities it reads besides.
     - `terms(context, cutoff)`: its per-query sums (`Term`s, by column name; the plan sums a name shared by
