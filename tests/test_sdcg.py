@@ -233,6 +233,18 @@ def test_a_huge_cutoff_scores_a_tiny_positive_value() -> None:
     assert sdcg.ideal_weight(2**64) < sdcg.ideal_weight(2**64 + 2**50)
 
 
+def test_past_2_to_the_1000_positions_it_is_0() -> None:
+    """The normaliser past k = 2**1000 exceeds 1e298 (about k / 1000): SDCG is taken as 0 there, and is still
+    positive at k = 2**1000 (its normaliser within li's asymptotic series, as at 2**64)."""
+    frame = pl.DataFrame({"query": ["q"], "doc": ["a"], "score": [1.0], "relevance": [1]})
+    at, past = f"sdcg@{2**1000}", f"sdcg@{2**1000 + 1}"
+    result = frame.rank_metrics.evaluate([at, past])
+    x, ln_x = 2.0**1000, 1000 * LOG2
+    normaliser = LOG2 * x / ln_x * (1 + 1 / ln_x + 2 / ln_x**2)
+    assert result.item(0, at) == pytest.approx(1 / normaliser, rel=1e-6)
+    assert result.item(0, past) == 0.0
+
+
 # one query, tie blocks of several sizes: graded levels to scale at max_rel 2, and one past it
 TIED_LEVELS = [3, 0, 1, 2, 0, 1]
 TIED_SCORES = [2.0, 1.0, 1.0, 1.0, 1.0, 0.0]

@@ -22,7 +22,8 @@ missing from the run scores 0 with missing_queries="zero" (ir_measures scores it
 judgments is left out, as ir_measures leaves it out.  The ratio is the same in every log base, so `log_base`
 does not change it.  ir_measures (cwl_eval) keeps only the first 1000 documents of a ranking, padded with
 gain 0: past k = 1000 its normaliser stops at 1000 positions, while here it counts all k (for k above 2**16
-by the Euler-Maclaurin formula, with the logarithmic integral, to within a few units in the last place).
+by the Euler-Maclaurin formula with the logarithmic integral, within 1e-14 of the sum; past k = 2**1000 the
+normaliser exceeds 1e298 and SDCG is taken as 0).
 
 Ties: linear in the per-position weights 1 / log2(p + 1) for a fixed normaliser, so under ties="average" the
 exact expectation as `dcg` takes it: a tie block adds its mean g' times its summed weights within k.  The tie
@@ -55,8 +56,10 @@ from ._base import (
 
 DEFAULT_MIN_REL = 0.0
 DEFAULT_MAX_REL = 1.0
-# the normaliser is summed position by position up to this k, by the Euler-Maclaurin formula past it
+# the normaliser is summed position by position up to this k, by the Euler-Maclaurin formula past it; past
+# `_INFINITE_POSITIONS` it is taken as infinite (it exceeds 1e298: SDCG is then below 1e-295, and taken as 0)
 _SUMMED_POSITIONS = 1 << 16
+_INFINITE_POSITIONS = 1 << 1000
 
 
 def _refused_min_rel(value: float) -> str | None:
@@ -112,6 +115,8 @@ def ideal_weight(cutoff: int) -> float:
     """The normaliser: the sum over positions 1..k of 1 / log2(p + 1), the DCG@k of k documents of gain 1."""
     if cutoff <= _SUMMED_POSITIONS:
         return math.fsum(math.log(2.0) / math.log(p + 1) for p in range(1, cutoff + 1))
+    if cutoff > _INFINITE_POSITIONS:
+        return math.inf
     return ideal_weight(_SUMMED_POSITIONS) + _weight_sum_beyond(_SUMMED_POSITIONS + 1, cutoff)
 
 
