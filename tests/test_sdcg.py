@@ -56,6 +56,8 @@ def random_case(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
         if judged:
             docs = rng.choice(DOC_IDS, size=int(rng.integers(1, 9)), replace=False)
             levels = rng.integers(-1, 5, len(docs))
+            if q == 1 and rng.random() < 0.5:
+                levels[:] = -1  # a query judged, at -1 only: ir_measures scores it (0)
             qrels_rows += [(query, str(doc), int(level)) for doc, level in zip(docs, levels, strict=True)]
     run = pl.DataFrame(run_rows, schema={"query": pl.String, "doc": pl.String, "score": pl.Float64}, orient="row")
     qrels = pl.DataFrame(qrels_rows, schema={"query": pl.String, "doc": pl.String, "relevance": pl.Int64}, orient="row")
@@ -125,6 +127,13 @@ def test_the_random_cases_hold_what_ir_measures_treats_apart() -> None:
         if max(levels) <= 0 and q in set(run["query"])
     ]
     assert only_negative  # judged queries with no relevant document, retrieved
+    judged_at_minus_1 = [
+        q
+        for run, qrels in cases
+        for q, levels in qrels.group_by("query").agg("relevance").iter_rows()
+        if max(levels) == -1 and q in set(run["query"])
+    ]
+    assert len(judged_at_minus_1) >= 3
 
 
 def test_an_exponential_gain_is_scaled_as_ir_measures_scales_the_mapped_levels() -> None:
