@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -65,13 +66,8 @@ def random_case(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def name(min_rel: int, max_rel: int, k: int) -> str:
-    """evaluate()'s column: options at their defaults (min_rel 0, max_rel 1) left out."""
-    given = [
-        f"{option}={value}"
-        for option, value, default in (("min_rel", min_rel, 0), ("max_rel", max_rel, 1))
-        if value != default
-    ]
-    return f"sdcg({','.join(given)})@{k}" if given else f"sdcg@{k}"
+    """evaluate()'s column: min_rel left out at its default 0, max_rel (required) always shown."""
+    return f"sdcg({'' if min_rel == 0 else f'min_rel={min_rel},'}max_rel={max_rel})@{k}"
 
 
 def theirs(run: pl.DataFrame, qrels: pl.DataFrame, measures: dict[str, Any]) -> dict[str, dict[str, float]]:
@@ -157,7 +153,7 @@ def test_a_hand_derived_case() -> None:
     (level 3); e judged 3, not retrieved (it does not enter the normaliser); z retrieved, unjudged.
     sdcg(max_rel=3)@3: gains 2/3, 1/3 (c, level 1), 0 (b, level 0) over discounts 1, 1/log2 3, 1/2:
       (2/3 + (1/3) / log2 3) / (1 + 1/log2 3 + 1/2)
-    sdcg@3 (max_rel 1: every level >= 1 is gain 1): (1 + 1/log2 3) / (1 + 1/log2 3 + 1/2)
+    sdcg(max_rel=1)@3 (every level >= 1 is gain 1): (1 + 1/log2 3) / (1 + 1/log2 3 + 1/2)
     sdcg(max_rel=3)@6: d at 4 (gain 1), z at 5 (0); six positions in the normaliser, the list has five:
       (2/3 + (1/3) / log2 3 + 1 / log2 5) / (sum over p = 1..6 of 1 / log2(p + 1))
     sdcg(min_rel=1,max_rel=3)@3: levels 2, 1, 0 scale to 1/2, 0, 0: (1/2) / (1 + 1/log2 3 + 1/2)
@@ -177,7 +173,7 @@ def test_a_hand_derived_case() -> None:
     six = sum(1 / math.log2(p + 1) for p in range(1, 7))
     expected = {
         "sdcg(max_rel=3)@3": (2 / 3 + 1 / 3 / log2_3) / three,
-        "sdcg@3": (1 + 1 / log2_3) / three,
+        "sdcg(max_rel=1)@3": (1 + 1 / log2_3) / three,
         "sdcg(max_rel=3)@6": (2 / 3 + 1 / 3 / log2_3 + 1 / log2_5) / six,
         "sdcg(min_rel=1,max_rel=3)@3": (1 / 2) / three,
     }
@@ -214,13 +210,13 @@ def test_past_1000_positions_the_normaliser_counts_every_position_unlike_ir_meas
     SDCG@1000; here the normaliser of k = 1001 counts 1001 positions."""
     run = pl.DataFrame({"query": ["q"], "doc": ["a"], "score": [1.0]})
     qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
-    measures = {"sdcg@1000": ir_measure(0, 1, 1000), "sdcg@1001": ir_measure(0, 1, 1001)}
+    measures = {"sdcg(max_rel=1)@1000": ir_measure(0, 1, 1000), "sdcg(max_rel=1)@1001": ir_measure(0, 1, 1001)}
     expected = theirs(run, qrels, measures)
     got = ours(run, qrels, list(measures))
     weights = [1 / math.log2(p + 1) for p in range(1, 1002)]
-    assert got["sdcg@1000"]["q"] == pytest.approx(expected["sdcg@1000"]["q"], rel=EXACT)
-    assert got["sdcg@1001"]["q"] == pytest.approx(1 / math.fsum(weights), rel=EXACT)
-    assert expected["sdcg@1001"]["q"] == pytest.approx(1 / math.fsum(weights[:1000]), rel=EXACT)
+    assert got["sdcg(max_rel=1)@1000"]["q"] == pytest.approx(expected["sdcg(max_rel=1)@1000"]["q"], rel=EXACT)
+    assert got["sdcg(max_rel=1)@1001"]["q"] == pytest.approx(1 / math.fsum(weights), rel=EXACT)
+    assert expected["sdcg(max_rel=1)@1001"]["q"] == pytest.approx(1 / math.fsum(weights[:1000]), rel=EXACT)
 
 
 @pytest.mark.parametrize("k", [2**16, 2**16 + 1, 2**16 + 7, 300_000, 2_000_000])
@@ -234,7 +230,7 @@ def test_a_huge_cutoff_scores_a_tiny_positive_value() -> None:
     """k = 2**64: one relevant document at position 1 over the normaliser, about ln 2 li(k), li's asymptotic
     series x / L (1 + 1/L + 2/L**2) (L = ln x) to within its next term's 6/L**3 (7e-5 here)."""
     frame = pl.DataFrame({"query": ["q", "q"], "doc": ["a", "b"], "score": [1.0, 0.0], "relevance": [1, 0]})
-    value = frame.rank_metrics.evaluate(["sdcg@18446744073709551616"]).item(0, 1)
+    value = frame.rank_metrics.evaluate(["sdcg(max_rel=1)@18446744073709551616"]).item(0, 1)
     normaliser = sdcg.ideal_weight(2**64)
     assert value == pytest.approx(1 / normaliser, rel=EXACT)
     x, ln_x = 2.0**64, 64 * LOG2
@@ -246,7 +242,7 @@ def test_past_2_to_the_1000_positions_it_is_0() -> None:
     """The normaliser past k = 2**1000 exceeds 1e298 (about k / 1000): SDCG is taken as 0 there, and is still
     positive at k = 2**1000 (its normaliser within li's asymptotic series, as at 2**64)."""
     frame = pl.DataFrame({"query": ["q"], "doc": ["a"], "score": [1.0], "relevance": [1]})
-    at, past = f"sdcg@{2**1000}", f"sdcg@{2**1000 + 1}"
+    at, past = f"sdcg(max_rel=1)@{2**1000}", f"sdcg(max_rel=1)@{2**1000 + 1}"
     result = frame.rank_metrics.evaluate([at, past])
     x, ln_x = 2.0**1000, 1000 * LOG2
     normaliser = LOG2 * x / ln_x * (1 + 1 / ln_x + 2 / ln_x**2)
@@ -269,7 +265,7 @@ def every_order(levels: list[int], scores: list[float]) -> pl.DataFrame:
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4, 6, 8])
 def test_tie_averages_are_the_mean_over_every_order_of_the_tied_rows(k: int) -> None:
-    names = [f"sdcg(max_rel=2)@{k}", f"sdcg(min_rel=1,max_rel=3)@{k}", f"sdcg@{k}"]
+    names = [f"sdcg(max_rel=2)@{k}", f"sdcg(min_rel=1,max_rel=3)@{k}", f"sdcg(max_rel=1)@{k}"]
     frame = pl.DataFrame(
         {"query": [0] * 6, "doc": [f"d{i}" for i in range(6)], "score": TIED_SCORES, "relevance": TIED_LEVELS}
     )
@@ -315,16 +311,57 @@ def test_the_log_base_does_not_change_it() -> None:
 @pytest.mark.parametrize(
     ("measure", "message"),
     [
-        ("sdcg", r"measure 'sdcg': sdcg takes a cut-off after '@' \(e.g. 'sdcg@10'\), none given"),
-        ("sdcg(max_rel=3)", r"sdcg takes a cut-off after '@' \(e.g. 'sdcg\(max_rel=3\)@10'\)"),
-        ("sdcg(min_rel=-1)@5", r"option min_rel='-1' is refused: min_rel must not be negative"),
+        (
+            "sdcg(max_rel=3)",
+            r"measure 'sdcg\(max_rel=3\)': sdcg takes a cut-off after '@' \(e.g. 'sdcg\(max_rel=3\)@10'\)",
+        ),
+        ("sdcg(min_rel=-1,max_rel=3)@5", r"option min_rel='-1' is refused: min_rel must not be negative"),
         ("sdcg(max_rel=0)@5", r"option max_rel='0' is refused: max_rel, the greatest relevance level, must be"),
         ("sdcg(min_rel=3,max_rel=2)@5", r"sdcg: max_rel=2 must exceed min_rel=3"),
-        ("sdcg(min_rel=1)@5", r"sdcg: max_rel=1 must exceed min_rel=1"),
-        ("sdcg(p=0.5)@5", r"'p=0.5' is not an option of sdcg; its options: min_rel .*, max_rel"),
+        ("sdcg(min_rel=1,max_rel=1)@5", r"sdcg: max_rel=1 must exceed min_rel=1"),
+        (
+            "sdcg(p=0.5)@5",
+            r"'p=0.5' is not an option of sdcg; its options: min_rel \(.*, default 0\), max_rel \(.*, required\)",
+        ),
     ],
 )
 def test_refusals_name_the_measure_and_the_value(measure: str, message: str) -> None:
     frame = pl.DataFrame({"query": ["q"], "doc": ["a"], "score": [1.0], "relevance": [1]})
     with pytest.raises(ValueError, match=message):
         frame.rank_metrics.evaluate([measure])
+
+
+@pytest.mark.parametrize(
+    ("measure", "completed"),
+    [
+        ("sdcg@10", "sdcg(max_rel=4)@10"),
+        ("SDCG@3", "sdcg(max_rel=4)@3"),
+        ("scaled_dcg@5", "sdcg(max_rel=4)@5"),
+        ("sdcg", "sdcg(max_rel=4)@10"),
+        ("sdcg(min_rel=1)@5", "sdcg(min_rel=1,max_rel=4)@5"),
+        ("sdcg(min_rel=0)@5", "sdcg(max_rel=4)@5"),
+    ],
+)
+def test_max_rel_is_required_as_ir_measures_requires_it(measure: str, completed: str) -> None:
+    """No default max_rel: with graded labels 0..4 a default of 1 would silently score every level >= 1 as 1,
+    a binary measure nobody asked for.  The error names the measure and max_rel, and writes the name completed."""
+    frame = pl.DataFrame({"query": ["q"] * 2, "doc": ["a", "b"], "score": [2.0, 1.0], "relevance": [1, 4]})
+    message = (
+        f"measure '{measure}': sdcg needs max_rel, the greatest relevance level, gain 1 at or above it "
+        f"(ir_measures requires it too): write {completed}."
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        frame.rank_metrics.evaluate([measure])
+    with pytest.raises(ValueError, match=re.escape(message)):
+        frame.lazy().rank_metrics.evaluate_mean([measure])
+
+
+def test_the_column_always_shows_max_rel() -> None:
+    """max_rel is in every column, at 1 too; min_rel only away from its default 0.  Order b (4), a (1) at
+    max_rel=4: (1 + (1/4) / log2 3) / (1 + 1/log2 3); at max_rel=1 both are gain 1: 1."""
+    frame = pl.DataFrame({"query": ["q"] * 2, "doc": ["a", "b"], "score": [1.0, 2.0], "relevance": [1, 4]})
+    names = ["SDCG(min_rel=0,MAX_REL=4.0)@2", "sdcg(max_rel=1)@2", "sdcg(min_rel=1,max_rel=4)@2"]
+    result = frame.rank_metrics.evaluate(names)
+    assert result.columns == ["query", "sdcg(max_rel=4)@2", "sdcg(max_rel=1)@2", "sdcg(min_rel=1,max_rel=4)@2"]
+    log2_3 = math.log2(3)
+    assert result.row(0) == pytest.approx(("q", (1 + 0.25 / log2_3) / (1 + 1 / log2_3), 1.0, 1 / (1 + 1 / log2_3)))

@@ -8,12 +8,14 @@ With g'(p) the scaled gain of the document at position p,
 
 g being the gain of the call (with the default linear gains, the relevance level, as ir_measures reads it; a
 gain mapping is applied first, and min_rel / max_rel then bound the mapped gain: sdcg(max_rel=15)@10 with
-gain="exponential" over grades 0..4).  Options `max_rel` (default 1: ir_measures requires it, so its spelling
-always carries it) and `min_rel` (default 0, ir_measures' default; it must not be negative: ir_measures would
-then give documents judged 0, and those judged below 0, a positive gain, while an unjudged one has 0).  Gains
-past max_rel count as max_rel (ir_measures clips them, with a warning), gains below min_rel as min_rel.  With
-judgments an unjudged document, or one judged at a negative level, has g' = 0 (ir_measures: relevance
-max(level, 0), clipped; unjudged: cwl_eval's least gain 0).
+gain="exponential" over grades 0..4).  Options `max_rel`, required as ir_measures requires it (a default
+would silently turn graded labels into binary ones: `sdcg@10` is refused, `sdcg(max_rel=4)@10` taken, and the
+column always shows it), and `min_rel` (default 0, ir_measures' default; it must not be negative: ir_measures
+would then give documents judged 0, and those judged below 0, a positive gain, while an unjudged one has 0).
+Gains past max_rel count as max_rel, as ir_measures defines SDCG (it clips them too, with a warning, which is
+not repeated here): a max_rel below the greatest level is a choice, binary gains at max_rel=1 for instance;
+gains below min_rel count as min_rel.  With judgments an unjudged document, or one judged at a negative level,
+has g' = 0 (ir_measures: relevance max(level, 0), clipped; unjudged: cwl_eval's least gain 0).
 
 The cut-off is required, as in ir_measures: the normaliser is the DCG of k positions at the greatest level,
 whatever the length of the list, so a list shorter than k is normalised over all k positions, and a query
@@ -55,7 +57,8 @@ from ._base import (
 )
 
 DEFAULT_MIN_REL = 0.0
-DEFAULT_MAX_REL = 1.0
+# max_rel has no default: the value its error messages and examples write
+EXAMPLE_MAX_REL = 4.0
 # the normaliser is summed position by position up to this k, by the Euler-Maclaurin formula past it; past
 # `_INFINITE_POSITIONS` it is taken as infinite (it exceeds 1e298: SDCG is then below 1e-295, and taken as 0)
 _SUMMED_POSITIONS = 1 << 16
@@ -77,7 +80,13 @@ def _refused_max_rel(value: float) -> str | None:
 
 OPTIONS = (
     Option("min_rel", DEFAULT_MIN_REL, "the least relevance level: gain 0 at or below it", _refused_min_rel),
-    Option("max_rel", DEFAULT_MAX_REL, "the greatest relevance level: gain 1 at or above it", _refused_max_rel),
+    Option(
+        "max_rel",
+        None,
+        "the greatest relevance level, gain 1 at or above it (ir_measures requires it too)",
+        _refused_max_rel,
+        example=EXAMPLE_MAX_REL,
+    ),
 )
 
 
@@ -164,18 +173,29 @@ def with_options(values: Mapping[str, float]) -> Definition:
     return MEASURE.with_terms(terms, value)
 
 
+_UNCONFIGURED = "sdcg is computed with its max_rel: the plan asks `MEASURE.configured(options)`"
+
+
+def _unconfigured_terms(context: Context, cutoff: int | None) -> dict[str, Term]:
+    raise AssertionError(_UNCONFIGURED)
+
+
+def _unconfigured_value(context: Context, cutoff: int | None) -> pl.Expr:
+    raise AssertionError(_UNCONFIGURED)
+
+
 MEASURE = Definition(
     name="sdcg",
     oracle="ir_measures (cwl_eval); hand derivations; every tied order enumerated",
     method=None,
     aliases=("scaled_dcg",),
     trec_eval=NO_SPELLING,
-    ir_measures=Spelling(None, f"SDCG(max_rel={option_text(DEFAULT_MAX_REL)})@{{k}}"),
+    ir_measures=Spelling(None, "SDCG(max_rel={max_rel})@{k}"),
     ranx=NO_SPELLING,
     family="gain",
     needs=frozenset(),
-    terms=lambda context, cutoff: terms_at(DEFAULT_MIN_REL, DEFAULT_MAX_REL, context, cutoff),
-    value=lambda context, cutoff: value_at(DEFAULT_MIN_REL, DEFAULT_MAX_REL, context, cutoff),
+    terms=_unconfigured_terms,
+    value=_unconfigured_value,
     bounds=(0.0, 1.0),
     parameter="required_cutoff",
     options=OPTIONS,
