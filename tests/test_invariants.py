@@ -98,10 +98,16 @@ class MeasureKind:
         return REGISTRY[self.name]
 
     @property
+    def stem(self) -> str:
+        """Its `evaluate` name before any `@`: its name, with its required options at their example values
+        (`sdcg(max_rel=4)`)."""
+        return self.definition.example_stem
+
+    @property
     def column(self) -> str:
         """The single method's output column (`{column}@{k}` with a cut-off); `evaluate`'s for a measure
         without method."""
-        return self.method or self.name
+        return self.method or self.stem
 
     @property
     def lower(self) -> float:
@@ -261,7 +267,7 @@ class Measure:
     @property
     def name(self) -> str:
         """The `evaluate` name, which is also its output column there (a recall level as Python writes it)."""
-        return self.kind.name if self.parameter is None else f"{self.kind.name}@{self.parameter!r}"
+        return self.kind.stem if self.parameter is None else f"{self.kind.stem}@{self.parameter!r}"
 
     @property
     def single_column(self) -> str:
