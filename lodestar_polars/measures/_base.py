@@ -376,9 +376,10 @@ class Definition:
       not the grades'.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
     - `running`: per-row running products and sums in position order (`Running`) its terms read.
-    - `options`: its numeric options (`Option`, written `name(option=value,...)`); `with_options(values)` gives
-      the measure with every option's value (defaults filled in); its terms must be named after the values,
-      so two settings of one measure in a call do not share a sum.
+    - `options`: its numeric options (`Option`, written `name(option=value,...)`; one without default is
+      required, and its tests name the measure by `example_stem`); `with_options(values)` gives the measure with
+      every option's value (defaults filled in); its terms must be named after the values, so two settings of
+      one measure in a call do not share a sum.
     """
 
     name: str
