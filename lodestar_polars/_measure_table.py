@@ -10,12 +10,23 @@ from . import measures
 from .measures import REGISTRY, Definition
 from .measures._base import Spelling, option_text
 
-_PARAMETER = {"cutoff": "@k", "recall_level": "@x", "multiplier": "@m", "none": ""}
+_PARAMETER = {"cutoff": "@k", "required_cutoff": "@k", "recall_level": "@x", "multiplier": "@m", "none": ""}
 _SUMMARY = {"mean": "mean", "geometric": "geometric mean", "sum": "sum"}
 
 
+# what the table writes for the value of a required option (one without default): `sdcg(max_rel=…)@k`
+_REQUIRED_VALUE = "…"
+
+
+def _option_values(measure: Definition) -> dict[str, str]:
+    return {
+        option.name: _REQUIRED_VALUE if option.default is None else option_text(option.default)
+        for option in measure.options
+    }
+
+
 def _spelled(spelling: Spelling, measure: Definition) -> str:
-    defaults = {option.name: option_text(option.default) for option in measure.options}
+    defaults = _option_values(measure)
     # a recall level or multiplier spelling formats a number (iprec_at_recall_{k:.2f}): shown at 0.5 or 0.2
     parameter: object = {"recall_level": 0.5, "multiplier": 0.2}.get(measure.parameter, "k")
     cut = spelling.cut and spelling.cut.format(k=parameter, **defaults)
@@ -25,16 +36,25 @@ def _spelled(spelling: Spelling, measure: Definition) -> str:
 
 
 def _evaluate_names(measure: Definition) -> str:
+    values = _option_values(measure)
+    required = [option.name for option in measure.options if option.default is None]
+    stem = measure.name + (f"({','.join(f'{name}={values[name]}' for name in required)})" if required else "")
     suffix = _PARAMETER[measure.parameter]
-    names = [measure.name] if measure.parameter == "cutoff" else []
-    names += [f"{measure.name}{suffix}"] if suffix else [measure.name]
+    names = [stem] if measure.parameter == "cutoff" else []
+    names += [f"{stem}{suffix}"] if suffix else [stem]
     names = list(dict.fromkeys(names))
     aliases = f" ({', '.join(f'`{alias}`' for alias in measure.aliases)})" if measure.aliases else ""
     return ", ".join(f"`{name}`" for name in names) + aliases
 
 
 def _options(measure: Definition) -> str:
-    return ", ".join(f"`{o.name}={option_text(o.default)}`" for o in measure.options) or "—"
+    return (
+        ", ".join(
+            f"`{o.name}` (required)" if o.default is None else f"`{o.name}={option_text(o.default)}`"
+            for o in measure.options
+        )
+        or "—"
+    )
 
 
 def measure_table(methods: bool = False) -> str:

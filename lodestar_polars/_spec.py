@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from .measures import REGISTRY
-from .measures._base import Option, option_text
+from .measures._base import Option, option_text, options_suffix
 
 Ties: TypeAlias = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
 GainName: TypeAlias = Literal["linear", "exponential"]
@@ -312,8 +312,11 @@ def level_column(kind: Kind, level: float) -> str:
 
 
 def options_text(options: Iterable[Option]) -> str:
-    """A measure's options as its errors list them: `p (persistence, default 0.8)`."""
-    return ", ".join(f"{o.name} ({o.description}, default {option_text(o.default)})" for o in options)
+    """A measure's options as its errors list them: `p (persistence, default 0.8)`, `max_rel (..., required)`."""
+    return ", ".join(
+        f"{o.name} ({o.description}, {'required' if o.default is None else f'default {option_text(o.default)}'})"
+        for o in options
+    )
 
 
 def _parse_options(name: str, kind: Kind, text: str | None) -> tuple[tuple[str, float], ...]:
@@ -344,23 +347,41 @@ def _parse_options(name: str, kind: Kind, text: str | None) -> tuple[tuple[str, 
     return tuple((o.name, given[o.name]) for o in declared.values() if o.name in given and given[o.name] != o.default)
 
 
-def _options_suffix(options: tuple[tuple[str, float], ...]) -> str:
-    return f"({','.join(f'{n}={option_text(v)}' for n, v in options)})" if options else ""
+# the parameter an example name writes when the measure needs one and none was given
+_EXAMPLE_PARAMETER = {"required_cutoff": "@10", "recall_level": "@0.5", "multiplier": "@0.2"}
+
+
+def _check_required_options(
+    name: str, kind: Kind, options: tuple[tuple[str, float], ...], argument: str | None
+) -> None:
+    """A required option (no default) missing from the name: an error naming it, with the name completed."""
+    definition, given = REGISTRY[kind], dict(options)
+    missing = [option for option in definition.options if option.default is None and option.name not in given]
+    if not missing:
+        return
+    completed = [(option.name, given.get(option.name, option.example)) for option in definition.options]
+    parameter = f"@{argument}" if argument is not None else _EXAMPLE_PARAMETER.get(definition.parameter, "")
+    example = kind + options_suffix((n, v) for n, v in completed if v is not None) + parameter
+    first = missing[0]
+    msg = f"measure {name!r}: {kind} needs {first.name}, {first.description}: write {example}."
+    raise ValueError(msg)
 
 
 def parse_measure(name: str) -> Measure:
-    """One evaluate() measure name (case-insensitive): a measure with an optional cut-off (`ndcg@10`), a
-    measure without parameter (`num_ret`, `rprec`, `bpref`), one at a recall level in [0, 1] (`iprec@0.5`) or
-    one at a positive multiplier (`rprec_mult@0.2`), each with its options in parentheses where it has some
-    (`rbp(p=0.8)@10`).  The column is the canonical name: options at their default values are left out of it."""
+    """One evaluate() measure name (case-insensitive): a measure with an optional cut-off (`ndcg@10`) or a
+    required one (`sdcg@10`), a measure without parameter (`num_ret`, `rprec`, `bpref`), one at a recall level in
+    [0, 1] (`iprec@0.5`) or one at a positive multiplier (`rprec_mult@0.2`), each with its options in parentheses
+    where it has some (`rbp(p=0.8)@10`; a required option in every name: `sdcg(max_rel=4)@10`).  The column is
+    the canonical name: options at their default values are left out of it, required ones always shown."""
     match = MEASURE_PATTERN.fullmatch(name.strip())
     kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
     if match is None or kind is None:
         msg = f"unknown measure {name!r}; known measures (case-insensitive): {known_measures_text()}."
         raise ValueError(msg)
     options = _parse_options(name, kind, match.group(2))
-    stem = kind + _options_suffix(options)
+    stem = kind + options_suffix(options)
     parameter, argument = REGISTRY[kind].parameter, match.group(3)
+    _check_required_options(name, kind, options, argument)
     if parameter == "none":
         if argument is not None:
             msg = f"measure {name!r}: {kind} takes no cut-off or other parameter after '@'; write {stem!r}."
@@ -384,6 +405,9 @@ def parse_measure(name: str) -> Measure:
             )
             raise ValueError(msg)
         return Measure(kind, None, level_column(stem, multiplier), multiplier, options)
+    if parameter == "required_cutoff" and argument is None:
+        msg = f"measure {name!r}: {kind} takes a cut-off after '@' (e.g. '{stem}@10'), none given."
+        raise ValueError(msg)
     if argument is not None and not argument.isdigit():
         msg = f"measure {name!r}: the cut-off of {kind} is a whole number of positions, got {argument!r}."
         raise ValueError(msg)
@@ -393,7 +417,13 @@ def parse_measure(name: str) -> Measure:
 
 def known_measures_text() -> str:
     """The canonical names with the parameter each takes: `ndcg, ndcg@k, ..., num_ret, iprec@level`."""
-    forms = {"cutoff": ("{k}", "{k}@k"), "none": ("{k}",), "recall_level": ("{k}@level",), "multiplier": ("{k}@m",)}
+    forms = {
+        "cutoff": ("{k}", "{k}@k"),
+        "required_cutoff": ("{k}@k",),
+        "none": ("{k}",),
+        "recall_level": ("{k}@level",),
+        "multiplier": ("{k}@m",),
+    }
     return ", ".join(
         form.format(k=k + ("(...)" if REGISTRY[k].options else ""))
         for k in CANONICAL_MEASURES

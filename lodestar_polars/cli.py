@@ -41,7 +41,7 @@ import polars as pl
 
 from . import __version__, partitions
 from ._mean import mean as mean_of
-from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, level_column, parse_measure
+from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, MEASURE_PATTERN, Measure, level_column, parse_measure
 from .io import scan_trec_qrels, scan_trec_run
 from .measures import REGISTRY
 from .measures._base import GEOMETRIC_FLOOR
@@ -99,7 +99,8 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
 
     ``-m`` takes exactly the names `evaluate` takes (`measure_names_text`: ``mrr``, ``map``, ``recall@10``,
     ``hit_rate@3``...), with cut-offs in ASCII digits.  A name without ``@k`` takes each of `cutoffs`
-    (``--k``), or the whole list when there are none.
+    (``--k``), or the whole list when there are none (a measure computed only at a cut-off, such as
+    ``sdcg(max_rel=4)``, then needs its ``@k``).
 
     Parameters
     ----------
@@ -128,6 +129,8 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
     ['rr', 'r@10', 'ap', 'success@3']
     >>> parse_measures(["utility(a=2,b=-2),rbp(p=0.5)"], cutoffs=[10])
     ['utility(a=2,b=-2)', 'rbp(p=0.5)@10']
+    >>> parse_measures(["sdcg(max_rel=4)"], cutoffs=[5, 10])
+    ['sdcg(max_rel=4)@5', 'sdcg(max_rel=4)@10']
     """
     names: list[str] = []
     for text in texts:
@@ -137,20 +140,40 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
             if "@" in spelled and cutoff_text.isdigit() and int(cutoff_text) < 1:
                 msg = f"measure {spelled!r}: the cut-off must be at least 1."
                 raise UsageError(msg)
-            try:
-                measure = parse_measure(spelled)
-            except ValueError as error:
-                msg = (
-                    f"unknown measure {spelled!r}; known measures (case-insensitive, each optionally @k with k "
-                    f"in ASCII digits, iprec@level with a recall level): {measure_names_text()}."
-                    if str(error).startswith("unknown measure")
-                    else str(error)
-                )
-                raise UsageError(msg) from None
-            takes_cutoffs = REGISTRY[measure.kind].parameter == "cutoff" and measure.cutoff is None
-            expanded = [f"{measure.column}@{k}" for k in cutoffs] if takes_cutoffs and cutoffs else [measure.column]
+            if cutoffs and _requires_a_cutoff(spelled):
+                expanded = [_parsed_measure(f"{spelled}@{k}").column for k in cutoffs]
+            else:
+                measure = _parsed_measure(spelled)
+                takes_cutoffs = REGISTRY[measure.kind].parameter == "cutoff" and measure.cutoff is None
+                expanded = [f"{measure.column}@{k}" for k in cutoffs] if takes_cutoffs and cutoffs else [measure.column]
             names += [name for name in expanded if name not in names]
     return names
+
+
+def _requires_a_cutoff(spelled: str) -> bool:
+    """Whether `spelled` names, without `@k`, a measure computed only at a cut-off (`sdcg(max_rel=4)`)."""
+    match = MEASURE_PATTERN.fullmatch(spelled)
+    kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
+    return (
+        match is not None
+        and kind is not None
+        and match.group(3) is None
+        and REGISTRY[kind].parameter == "required_cutoff"
+    )
+
+
+def _parsed_measure(spelled: str) -> Measure:
+    """`parse_measure`, its errors as usage errors (an unknown name listing the names `-m` takes)."""
+    try:
+        return parse_measure(spelled)
+    except ValueError as error:
+        msg = (
+            f"unknown measure {spelled!r}; known measures (case-insensitive, each optionally @k with k "
+            f"in ASCII digits, iprec@level with a recall level): {measure_names_text()}."
+            if str(error).startswith("unknown measure")
+            else str(error)
+        )
+        raise UsageError(msg) from None
 
 
 def _evaluate(

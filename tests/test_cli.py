@@ -21,6 +21,7 @@ from polars.testing import assert_frame_equal
 from sklearn.metrics import dcg_score, ndcg_score
 
 import lodestar_polars
+from lodestar_polars import cli as command_line
 
 SCRIPT = Path(sys.executable).parent / "lodestar-polars"
 PRINTED = 5e-5  # trec_eval prints 4 decimals
@@ -183,6 +184,31 @@ def test_csv_in_csv_out_and_k_applies_to_bare_names(tmp_path: Path) -> None:
     means = pl.read_csv(summary)
     assert means.columns == ["ndcg@3", "ndcg@5", "dcg@3", "dcg@5", "queries", "weight_sum"]
     assert means["dcg@5"].item() == pytest.approx(frame["dcg@5"].mean(), abs=1e-9)
+
+
+def test_k_applies_to_a_measure_computed_only_at_a_cutoff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`-m "sdcg(max_rel=4)" --k 2,5` gives sdcg(max_rel=4)@2 and @5, as `-m ndcg --k 2,5` gives ndcg@2 and @5
+    (in process: the console script imports the installed package).  Query a, in score order, levels 4, 0, 2:
+    @2: 1 / (1 + 1/log2 3); @5: (1 + (2/4) / 2) / (sum over p = 1..5 of 1 / log2(p + 1))."""
+    log = pl.DataFrame({"query": ["a"] * 3, "score": [3.0, 2.0, 1.0], "relevance": [4, 0, 2]})
+    log.write_csv(tmp_path / "log.csv")
+    per_query = tmp_path / "per_query.csv"
+    arguments = ["evaluate", str(tmp_path / "log.csv"), "-m", "sdcg(max_rel=4),ndcg", "--k", "2,5"]
+    assert command_line.main([*arguments, "--per-query", str(per_query), "--quiet"]) == 0
+    frame = pl.read_csv(per_query)
+    assert frame.columns == ["query", "sdcg(max_rel=4)@2", "sdcg(max_rel=4)@5", "ndcg@2", "ndcg@5"]
+    five = sum(1 / np.log2(p + 1) for p in range(1, 6))
+    assert frame.row(0)[1:3] == pytest.approx((1 / (1 + 1 / np.log2(3)), 1.25 / five), rel=1e-12)
+    capsys.readouterr()
+    # without --k it needs its @k; without max_rel it names it
+    for measure, fragment in (
+        ("sdcg(max_rel=4)", "sdcg takes a cut-off after '@' (e.g. 'sdcg(max_rel=4)@10'), none given"),
+        ("sdcg", "sdcg needs max_rel, the greatest relevance level"),
+    ):
+        assert command_line.main(["evaluate", str(tmp_path / "log.csv"), "-m", measure]) == 2
+        assert fragment in capsys.readouterr().err
+    assert command_line.main(["evaluate", str(tmp_path / "log.csv"), "-m", "sdcg", "--k", "3"]) == 2
+    assert "measure 'sdcg@3': sdcg needs max_rel" in capsys.readouterr().err
 
 
 def test_reciprocal_rank_columns_are_named_rr(tmp_path: Path) -> None:

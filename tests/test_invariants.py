@@ -98,10 +98,16 @@ class MeasureKind:
         return REGISTRY[self.name]
 
     @property
+    def stem(self) -> str:
+        """Its `evaluate` name before any `@`: its name, with its required options at their example values
+        (`sdcg(max_rel=4)`)."""
+        return self.definition.example_stem
+
+    @property
     def column(self) -> str:
         """The single method's output column (`{column}@{k}` with a cut-off); `evaluate`'s for a measure
         without method."""
-        return self.method or self.name
+        return self.method or self.stem
 
     @property
     def lower(self) -> float:
@@ -125,7 +131,7 @@ class MeasureKind:
 
     @property
     def parameter(self) -> str:
-        """What `name@x` gives it: "cutoff", "recall_level", "multiplier" or "none"."""
+        """What `name@x` gives it: "cutoff", "required_cutoff", "recall_level", "multiplier" or "none"."""
         return self.definition.parameter
 
     @property
@@ -189,6 +195,7 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("g", None, None, between_bounds=False),
     MeasureKind("ndcg_rel", None, None),
     MeasureKind("rndcg", None, None),
+    MeasureKind("sdcg", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -213,6 +220,7 @@ MAX_DOCS = 12
 # past every list (MAX_DOCS documents at most per (by, query)); the huge ones first, drawn most often
 PAST_THE_LIST = (2**64, 2**70, 2**63, 2**64 - 1, 2**63 - 1, MAX_DOCS + 1, MAX_DOCS)
 CUTOFFS: tuple[int | None, ...] = (None, 1, 2, 3, 5, *PAST_THE_LIST)
+REQUIRED_CUTOFFS = tuple(k for k in CUTOFFS if k is not None)
 # recall levels: the ends, trec_eval's 0.1 and levels whose x R falls on .5 (rounded half away from zero)
 RECALL_LEVELS = (0.5, 0.0, 1.0, 0.1, 0.25, 0.3)
 # multipliers of R: trec_eval's ends, one whose m R + 0.9 truncates below m R + 1, and one past every list
@@ -251,7 +259,7 @@ class Measure:
 
     @property
     def cutoff(self) -> int | None:
-        if self.kind.parameter != "cutoff":
+        if self.kind.parameter not in ("cutoff", "required_cutoff"):
             return None
         assert self.parameter is None or isinstance(self.parameter, int)
         return self.parameter
@@ -259,7 +267,7 @@ class Measure:
     @property
     def name(self) -> str:
         """The `evaluate` name, which is also its output column there (a recall level as Python writes it)."""
-        return self.kind.name if self.parameter is None else f"{self.kind.name}@{self.parameter!r}"
+        return self.kind.stem if self.parameter is None else f"{self.kind.stem}@{self.parameter!r}"
 
     @property
     def single_column(self) -> str:
@@ -360,6 +368,8 @@ def parameters(kind: MeasureKind) -> st.SearchStrategy[int | float | None]:
     """A cut-off or none, a recall level, or nothing, as the measure takes."""
     if kind.parameter == "cutoff":
         return st.sampled_from(CUTOFFS)
+    if kind.parameter == "required_cutoff":
+        return st.sampled_from(REQUIRED_CUTOFFS)
     if kind.parameter == "recall_level":
         return st.sampled_from(RECALL_LEVELS)
     if kind.parameter == "multiplier":
@@ -581,7 +591,8 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
     evaluate_options = set(inspect.signature(RankMetricsFrame.evaluate).parameters)
     for kind in MEASURES:
         assert kind.method == kind.definition.method, f"{kind.name}: the table and the registry disagree on its method"
-        assert kind.parameter in ("cutoff", "recall_level", "multiplier", "none"), f"{kind.name}: {kind.parameter!r}"
+        parameter_kinds = ("cutoff", "required_cutoff", "recall_level", "multiplier", "none")
+        assert kind.parameter in parameter_kinds, f"{kind.name}: {kind.parameter!r}"
         # trec_eval's summaries: its counts (num_*) are summed, its gm_* means geometric, the rest averaged
         trec_name = kind.definition.trec_eval.whole or ""
         trec_summary = "sum" if trec_name.startswith("num_") else "geometric" if trec_name.startswith("gm_") else "mean"

@@ -7,6 +7,7 @@ registry is checked here without new test code."""
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -38,18 +39,24 @@ def _ids(definition: Definition) -> str:
 
 
 def _evaluated(definition: Definition) -> list[str]:
-    """The evaluate() names of a measure over its parameter: whole and cut off, or at recall levels."""
+    """The evaluate() names of a measure over its parameter: whole and cut off, or at recall levels (with its
+    required options at their example values: `sdcg(max_rel=4)@3`)."""
+    stem = definition.example_stem
     if definition.parameter == "cutoff":
-        return [definition.name, f"{definition.name}@{CUTOFF}"]
+        return [stem, f"{stem}@{CUTOFF}"]
+    if definition.parameter == "required_cutoff":
+        return [f"{stem}@{CUTOFF}"]
     if definition.parameter in REQUIRED_PARAMETER:
-        return [f"{definition.name}@{level!r}" for level in REQUIRED_PARAMETER[definition.parameter]]
-    return [definition.name]
+        return [f"{stem}@{level!r}" for level in REQUIRED_PARAMETER[definition.parameter]]
+    return [stem]
 
 
 def _parameters(definition: Definition) -> list[float | None]:
     """The parameters the tool-name tests try: no cut-off and a cut-off, each recall level, or none."""
     if definition.parameter == "cutoff":
         return [None, CUTOFF]
+    if definition.parameter == "required_cutoff":
+        return [CUTOFF]
     if definition.parameter in REQUIRED_PARAMETER:
         return list(REQUIRED_PARAMETER[definition.parameter])
     return [None]
@@ -64,7 +71,7 @@ def named_by(tool: str) -> list[Any]:
     return [
         pytest.param(definition, parameter, id=f"{definition.name}-{parameter}")
         for definition, parameter in TOOL_CASES
-        if getattr(definition, tool).name(parameter) is not None
+        if getattr(definition, tool).name(parameter, definition.example_options) is not None
     ]
 
 
@@ -83,23 +90,34 @@ def random_frame(seed: int, *, tied: bool) -> pl.DataFrame:
 
 @pytest.mark.parametrize("definition", DEFINITIONS, ids=_ids)
 def test_its_names_resolve_through_evaluate(definition: Definition) -> None:
-    suffix = {"cutoff": f"@{CUTOFF}", "recall_level": "@.5", "multiplier": "@.5", "none": ""}[definition.parameter]
+    cut = f"@{CUTOFF}"
+    suffix = {"cutoff": cut, "required_cutoff": cut, "recall_level": "@.5", "multiplier": "@.5", "none": ""}[
+        definition.parameter
+    ]
+    stem = definition.example_stem
     column = {
-        "cutoff": f"{definition.name}@{CUTOFF}",
-        "recall_level": f"{definition.name}@0.5",
-        "multiplier": f"{definition.name}@0.5",
+        "cutoff": f"{stem}@{CUTOFF}",
+        "required_cutoff": f"{stem}@{CUTOFF}",
+        "recall_level": f"{stem}@0.5",
+        "multiplier": f"{stem}@0.5",
     }
+    required_options = stem.removeprefix(definition.name)  # `(max_rel=4)`: options without default
     for name in (definition.name, *definition.aliases):
-        for spelled in (f"{name}{suffix}", f"{name.upper()}{suffix}", f" {name}{suffix} "):
+        written = f"{name}{required_options}"
+        for spelled in (f"{written}{suffix}", f"{written.upper()}{suffix}", f" {written}{suffix} "):
             (measure,) = parse_measures(spelled)
             assert measure.kind == definition.name
-            assert measure.column == column.get(definition.parameter, definition.name)
+            assert measure.column == column.get(definition.parameter, stem)
         if definition.parameter == "cutoff":
-            assert parse_measures(name)[0].column == definition.name
-        else:  # a recall level or multiplier is required; a measure without parameter takes no @
-            wrong = name if definition.parameter in REQUIRED_PARAMETER else f"{name}@{CUTOFF}"
+            assert parse_measures(written)[0].column == stem
+        else:  # a cut-off, recall level or multiplier is required; a measure without parameter takes no @
+            required = definition.parameter in REQUIRED_PARAMETER or definition.parameter == "required_cutoff"
+            wrong = written if required else f"{written}@{CUTOFF}"
             with pytest.raises(ValueError, match=definition.name):
                 parse_measures(wrong)
+        if required_options:
+            with pytest.raises(ValueError, match=rf"{definition.name} needs .*: write {re.escape(stem)}"):
+                parse_measures(f"{name}{suffix}")
         assert MEASURE_NAMES[name] == definition.name
 
 
@@ -170,6 +188,8 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "normalized_gain": "g",
         "ndcg_rel": "ndcg_rel",
         "rndcg": "rndcg",
+        "sdcg": "sdcg",
+        "scaled_dcg": "sdcg",
     }
 
 
@@ -248,10 +268,11 @@ def _tool_frame() -> pl.DataFrame:
 
 
 def _ours(frame: pl.DataFrame, definition: Definition, cutoff: float | None) -> dict[str, float]:
+    stem = definition.example_stem
     if definition.parameter in REQUIRED_PARAMETER:
-        name = f"{definition.name}@{cutoff!r}"
+        name = f"{stem}@{cutoff!r}"
     else:
-        name = definition.name if cutoff is None else f"{definition.name}@{cutoff}"
+        name = stem if cutoff is None else f"{stem}@{cutoff}"
     result = frame.rank_metrics.evaluate(name, doc="doc", ties="doc", qrels=frame.drop("score"))
     return dict(zip(result["query"], result[name], strict=True))
 
@@ -267,7 +288,7 @@ PYTREC_EVAL_DIFFERS = {
 @pytest.mark.parametrize(("definition", "cutoff"), named_by("trec_eval"))
 def test_its_trec_eval_name_is_pytrec_evals_for_the_same_numbers(definition: Definition, cutoff: float | None) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval is a test dependency")
-    spelled = definition.trec_eval.name(cutoff)
+    spelled = definition.trec_eval.name(cutoff, definition.example_options)
     assert spelled is not None
     if definition.name in PYTREC_EVAL_DIFFERS:
         pytest.skip(PYTREC_EVAL_DIFFERS[definition.name])
@@ -299,7 +320,7 @@ IR_MEASURES_DIFFERS = {
 @pytest.mark.parametrize(("definition", "cutoff"), named_by("ir_measures"))
 def test_its_ir_measures_name_is_ir_measures_for_the_same_numbers(definition: Definition, cutoff: float | None) -> None:
     ir_measures = pytest.importorskip("ir_measures", reason="ir_measures is a test dependency")
-    spelled = definition.ir_measures.name(cutoff)
+    spelled = definition.ir_measures.name(cutoff, definition.example_options)
     assert spelled is not None
     if definition.name in IR_MEASURES_DIFFERS:
         pytest.skip(IR_MEASURES_DIFFERS[definition.name])
@@ -319,7 +340,7 @@ def test_its_ir_measures_name_is_ir_measures_for_the_same_numbers(definition: De
 @pytest.mark.parametrize(("definition", "cutoff"), named_by("ranx"))
 def test_its_ranx_name_is_ranx_for_the_same_numbers(definition: Definition, cutoff: float | None) -> None:
     ranx = pytest.importorskip("ranx", reason="ranx is a test dependency")
-    spelled = definition.ranx.name(cutoff)
+    spelled = definition.ranx.name(cutoff, definition.example_options)
     assert spelled is not None
     frame = _tool_frame()
     run, qrels = _judged(frame)

@@ -51,6 +51,7 @@ from . import (
     rndcg,
     rprec,
     rprec_mult,
+    sdcg,
     set_f,
     set_map,
     set_precision,
@@ -100,6 +101,7 @@ REGISTRY: dict[str, Definition] = {
     g.MEASURE.name: g.MEASURE,
     ndcg_rel.MEASURE.name: ndcg_rel.MEASURE,
     rndcg.MEASURE.name: rndcg.MEASURE,
+    sdcg.MEASURE.name: sdcg.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
@@ -273,10 +273,11 @@ class Spelling:
     cut: str | None
 
     def name(self, parameter: float | None, options: Mapping[str, float] | None = None) -> str | None:
-        """The tool's name at a parameter (None: the whole-list form), with the measure's option values
-        (`{p}` in `RBP(p={p})@{k}`)."""
+        """The tool's name at a parameter (None: the whole-list form), with the measure's option values as
+        measure names write them (`{max_rel}` in `SDCG(max_rel={max_rel})@{k}`: `SDCG(max_rel=4)@10`)."""
         template = self.whole if parameter is None else self.cut
-        return None if template is None else template.format(k=parameter, **(options or {}))
+        values = {name: option_text(value) for name, value in (options or {}).items()}
+        return None if template is None else template.format(k=parameter, **values)
 
 
 NO_SPELLING = Spelling(None, None)
@@ -297,12 +298,20 @@ def _no_running(context: Context) -> list[Running]:
 @dataclass(frozen=True)
 class Option:
     """A numeric option of a measure, written as ir_measures writes it: `rbp(p=0.8)@10`, `set_f(beta=0.5)`.
-    `refusal(value)` says why a value is refused (the error message's end), or None when it is accepted."""
+    `refusal(value)` says why a value is refused (the error message's end), or None when it is accepted.
+    `default` None makes it required: every name of the measure gives it (`sdcg(max_rel=4)@10`), and its
+    column shows it; `example` is then the value its error messages and examples write."""
 
     name: str
-    default: float
+    default: float | None
     description: str
     refusal: Callable[[float], str | None]
+    example: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.default is None and self.example is None:
+            msg = f"option {self.name!r} is required (no default): give it an example value"
+            raise ValueError(msg)
 
 
 def option_text(value: float) -> str:
@@ -310,9 +319,26 @@ def option_text(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
-# what `name@x` gives a measure: a cut-off k (optional), a recall level in [0, 1] (required), a positive
-# multiplier (required: rprec_mult@0.2), or nothing
-Parameter = Literal["cutoff", "recall_level", "multiplier", "none"]
+def option_defaults(options: Iterable[Option]) -> dict[str, float]:
+    """Each option's default value, by name, for options that all have one."""
+    defaults: dict[str, float] = {}
+    for option in options:
+        if option.default is None:
+            msg = f"option {option.name!r} is required: it has no default"
+            raise ValueError(msg)
+        defaults[option.name] = option.default
+    return defaults
+
+
+def options_suffix(values: Iterable[tuple[str, float]]) -> str:
+    """Option values as a measure name writes them after its name: `(p=0.8)`, `(min_rel=1,max_rel=3)`, or ``."""
+    given = ",".join(f"{name}={option_text(value)}" for name, value in values)
+    return f"({given})" if given else ""
+
+
+# what `name@x` gives a measure: a cut-off k (optional, or required: sdcg@10), a recall level in [0, 1]
+# (required), a positive multiplier (required: rprec_mult@0.2), or nothing
+Parameter = Literal["cutoff", "required_cutoff", "recall_level", "multiplier", "none"]
 # how the summary over queries is formed: the (weighted) arithmetic mean, trec_eval's geometric mean with its
 # floor (`GEOMETRIC_FLOOR`), or the (weighted) sum (trec_eval's counts)
 Summary = Literal["mean", "geometric", "sum"]
@@ -328,8 +354,9 @@ class Definition:
       hand derivations) its tests compare it with, as the measure tables print it; `method`: the `.rank_metrics`
       method computing it alone, whose columns are `method` / `method@k` (None: evaluate() only); `aliases`:
       the other names evaluate() takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it.
-    - `parameter`: what `name@x` gives it: a cut-off (`name` or `name@k`), a recall level (`name@0.5`,
-      required: `at_level(level)` gives the measure at that level), or nothing (`name` only).
+    - `parameter`: what `name@x` gives it: a cut-off (`name` or `name@k`; "required_cutoff": `name@k` only,
+      the plan never asks it without one), a recall level (`name@0.5`, required: `at_level(level)` gives the
+      measure at that level), or nothing (`name` only).
     - `family`: "gain" (reads the gain of each row) or "threshold" (counts the rows with relevance above the
       threshold); tie bounds order a tie block by that.  `needs`: the shared quantities it reads besides.
     - `terms(context, cutoff)`: its per-query sums (`Term`s, by column name; the plan sums a name shared by
@@ -349,9 +376,10 @@ class Definition:
       not the grades'.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
     - `running`: per-row running products and sums in position order (`Running`) its terms read.
-    - `options`: its numeric options (`Option`, written `name(option=value,...)`); `with_options(values)` gives
-      the measure with every option's value (defaults filled in); its terms must be named after the values,
-      so two settings of one measure in a call do not share a sum.
+    - `options`: its numeric options (`Option`, written `name(option=value,...)`; one without default is
+      required, and its tests name the measure by `example_stem`); `with_options(values)` gives the measure with
+      every option's value (defaults filled in); its terms must be named after the values, so two settings of
+      one measure in a call do not share a sum.
     """
 
     name: str
@@ -382,10 +410,29 @@ class Definition:
     with_options: Callable[[Mapping[str, float]], Definition] | None = None
 
     def configured(self, values: Mapping[str, float]) -> Definition:
-        """The measure with its options set (the defaults where `values` names none), or itself."""
+        """The measure with its options set (the defaults where `values` names none), or itself.  A required
+        option missing from `values` is an error (`parse_measure` refuses such a name first)."""
         if self.with_options is None:
             return self
-        return self.with_options({option.name: values.get(option.name, option.default) for option in self.options})
+        chosen: dict[str, float] = {}
+        for option in self.options:
+            value = values.get(option.name, option.default)
+            if value is None:
+                msg = f"{self.name} needs its option {option.name}: write {self.example_stem}"
+                raise ValueError(msg)
+            chosen[option.name] = value
+        return self.with_options(chosen)
+
+    @property
+    def example_options(self) -> dict[str, float]:
+        """Its required options (those without default) at their example values: `{"max_rel": 4.0}` for sdcg."""
+        return {o.name: o.example for o in self.options if o.default is None and o.example is not None}
+
+    @property
+    def example_stem(self) -> str:
+        """Its name with each required option at its example value (`sdcg(max_rel=4)`), its name alone when it
+        has none: what error messages and tests write for it."""
+        return self.name + options_suffix(self.example_options.items())
 
     def at(self, level: float | None) -> Definition:
         """The measure at a recall level (a recall-level measure), or itself."""

@@ -14,7 +14,7 @@ from dataclasses import replace
 import polars as pl
 
 from . import _set_counts, recall
-from ._base import NO_SPELLING, Context, Definition, Option, Quantity, Spelling
+from ._base import NO_SPELLING, Context, Definition, Option, Quantity, Spelling, option_defaults
 
 
 def _refusal(beta: float) -> str | None:
@@ -50,7 +50,7 @@ MEASURE = Definition(
     family="threshold",
     needs=frozenset({Quantity.RELEVANT_COUNT}),
     terms=_set_counts.terms,
-    value=_value(BETA.default),
+    value=_value(option_defaults((BETA,))["beta"]),
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,
     parameter="none",

@@ -19,7 +19,7 @@ from dataclasses import replace
 import polars as pl
 
 from . import _hits
-from ._base import IN_RUN, NO_SPELLING, ROWS, Context, Definition, Option, Quantity, Spelling, Term
+from ._base import IN_RUN, NO_SPELLING, ROWS, Context, Definition, Option, Quantity, Spelling, Term, option_defaults
 
 
 def _any(value: float) -> str | None:
@@ -78,7 +78,7 @@ MEASURE = Definition(
     family="threshold",
     needs=frozenset({Quantity.RELEVANT_COUNT}),
     terms=terms,
-    value=_value(*(option.default for option in OPTIONS)),
+    value=_value(**option_defaults(OPTIONS)),
     bounds=(-math.inf, math.inf),
     parameter="none",
     options=OPTIONS,
