@@ -981,10 +981,12 @@ def relstrings(top: pl.DataFrame) -> dict[str, str]:
     return {query: "".join(c for _, c in sorted(pairs)) for query, pairs in characters.items()}
 
 
-def missing_relstring(printed: str, length: int) -> str:
-    """The relstring of a judged query missing from the run (-c): trec_eval ranks one made-up document, not
-    judged ('-'), then clears the string of the measure named `relstring`, but not of `relstring_N`."""
-    return "" if printed == "relstring" else "-"[:length]
+def missing_relstring(printed: str, length: int, judged_only: bool) -> str:
+    """The relstring of a query with no row in `relstring_plan`: a judged query missing from the run (-c), for
+    which trec_eval ranks one made-up document, not judged ('-'), then clears the string of the measure named
+    `relstring`, but not of `relstring_N`; or, under -J, a query whose retrieved documents -J removed, the
+    made-up document too (unjudged): an empty string."""
+    return "" if printed == "relstring" or judged_only else "-"[:length]
 
 
 def _trec_value(measure: TrecMeasure, value: float) -> str:
@@ -1055,17 +1057,20 @@ def _trec_summary(values: Sequence[float], printed: Literal["float", "count", "s
     return math.exp(mean) if printed == "summary" else mean
 
 
-def _keep_stand_in_utility(rows: list[dict[str, Any]], parameters: str, collection: int) -> None:
+def _keep_stand_in_utility(rows: list[dict[str, Any]], parameters: str, collection: int, judged_only: bool) -> None:
     """trec_eval -c scores a judged query missing from the run on a stand-in list of one unjudged document,
     then zeroes the leftovers of the values named "utility", "num_ret", "unj..." only: utility.a,b,c,d (printed
-    utility_a,b,c,d) keeps the stand-in's value, a x 0 + b x 1 + c x R + d x (N - 1 - R), as here (its terms in
-    trec_eval's order).  A query with no row is such a query: a query of the run has rows."""
+    utility_a,b,c,d) keeps the stand-in's value, a x 0 + b x n + c x R + d x (N - n - R), as here (its terms in
+    trec_eval's order), n = 1; under -J, which removes the stand-in document as well, n = 0.  Such a query is
+    one with num_ret 0: without -J a query of the run keeps a document; under -J a query of the run left with
+    none has that value already."""
     a, b, c, d = (float(value) for value in parameters.split(","))
     ((_, column),) = _trec_columns("utility", parameters, collection)
+    retrieved = 0 if judged_only else 1
     for row in rows:
         if row["num_ret"] == 0:
             relevant = row["num_rel"]
-            row[column] = a * 0 + b * 1 + c * relevant + d * (collection + 0 - 1 - relevant)
+            row[column] = a * 0 + b * retrieved + c * relevant + d * (collection + 0 - retrieved - relevant)
 
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's value for a (query, measure) its -Z file has no mean for
@@ -1171,7 +1176,8 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         for _, column in _trec_columns(name, text)
     }
     evaluated = [averaged_column for column in averages.values() for averaged_column in column]
-    bogus = _bogus_ranking_values(requested) if args.complete else {}
+    # -J removes -c's stand-in document (unjudged) with the other unjudged ones: no rbp_resid_p= value of it then
+    bogus = _bogus_ranking_values(requested) if args.complete and not args.judged_only else {}
     utility_parameters = requested.get("utility")
     stand_in = args.complete and isinstance(utility_parameters, str)
     undefined = (args.judged_only and ("iprec_at_recall" in requested or "11pt_avg" in requested)) or (
@@ -1242,7 +1248,7 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     if stand_in:
         assert isinstance(utility_parameters, str)
-        _keep_stand_in_utility(rows, utility_parameters, args.collection)
+        _keep_stand_in_utility(rows, utility_parameters, args.collection, args.judged_only)
     runid = str(runid_frame.item())
     if zscores is not None:
         out = _trec_zscore_lines(args, requested, columns, rows, (strings, relstring), zscores, runid, summaries)
@@ -1280,7 +1286,7 @@ def _trec_lines(
         for row in rows:
             for name in requested:
                 if name == "relstring" and shown is not None:
-                    text = strings.get(row["query"], missing_relstring(*shown))
+                    text = strings.get(row["query"], missing_relstring(*shown, args.judged_only))
                     out.append(_trec_line(shown[0], row["query"], f"'{text}'"))
                 out += [
                     _trec_line(printed, row["query"], _trec_value(measure, row[column]))
@@ -1328,7 +1334,7 @@ def _trec_zscore_lines(
         reference = zscores.get(str(row["query"]))
         for name in requested:
             if name == "relstring" and shown is not None:
-                text = strings.get(row["query"], missing_relstring(*shown))
+                text = strings.get(row["query"], missing_relstring(*shown, args.judged_only))
                 out.append(_trec_line(shown[0], row["query"], f"'{text}'"))
             for measure, printed, column in columns:
                 if measure.name != name:
