@@ -1169,6 +1169,15 @@ def _trec_eval_max_retrieved(text: str) -> int:
     return int(text)
 
 
+def _trec_eval_collection(text: str) -> int:
+    """-N: the documents in the collection, an integer >= 0 in ASCII digits (trec_eval's atol would read "2.5"
+    as 2, "x" as 0, and take a negative count)."""
+    if not _ASCII_INTEGER.fullmatch(text.strip()):
+        msg = f"expected the number of documents in the collection: an integer >= 0 (ASCII digits), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
+
+
 def _scan_trec_run_argument(path: str, scratch: str) -> pl.LazyFrame:
     """The run file, or for "-" standard input (copied to `scratch`: the run is read lazily, maybe twice)."""
     if path != "-":
@@ -1584,7 +1593,7 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         "-N",
         "--Number_docs_in_coll",
         dest="collection",
-        type=int,
+        type=_trec_eval_collection,
         default=0,
         metavar="NUM",
         help="documents in the collection (utility's non-relevant documents not retrieved)",

@@ -163,14 +163,20 @@ def test_options_parse_attached_and_separate_as_getopt_does(trec_eval: TrecEval,
 
 
 @pytest.mark.parametrize(
-    ("option", "value"), [("-M", "0"), ("-M", "2.5"), ("-M", "x"), ("-l", "-1"), ("-l", "1.5"), ("-l", "x")]
+    ("option", "value"),
+    [
+        *(("-M", "0"), ("-M", "2.5"), ("-M", "x"), ("-l", "-1"), ("-l", "1.5"), ("-l", "x")),
+        # trec_eval reads -N with atol: -5 as -5 (a negative count of documents), 2.5 as 2, x and 1e3 as 0 and 1
+        *(("-N", "-5"), ("-N", "2.5"), ("-N", "x"), ("-N", "1e3")),
+    ],
 )
 def test_bad_option_values_are_usage_errors(tmp_path: Path, option: str, value: str) -> None:
     qrels_path, run_path = write_trec(tmp_path, {"q": {"d": 1.0}}, {"q": {"d": 1}})
     with pytest.raises(SystemExit) as stopped, contextlib.redirect_stderr(io.StringIO()) as err:
-        cli.main(["trec_eval", option, value, str(qrels_path), str(run_path)])
+        cli.main(["trec_eval", option, value, "-m", "utility.1,-1,0,0.5", str(qrels_path), str(run_path)])
     assert stopped.value.code == cli.EXIT_USAGE_ERROR
     assert repr(value) in err.getvalue()
+    assert "integer" in err.getvalue()
 
 
 @SETTINGS
