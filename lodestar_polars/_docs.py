@@ -79,7 +79,10 @@ PARAMETERS: dict[str, str] = {
         "qrels : DataFrame or LazyFrame, optional\n"
         "    Judgments with the `query`, `doc` and `relevance` columns: the frame is then a run (query, doc,\n"
         "    score) evaluated as trec_eval does (unjudged documents count 0, negative levels count 0, the ideal\n"
-        "    from every judged document)."
+        "    from every judged document).  Their query and doc columns have the run's dtypes, or integer dtypes\n"
+        "    of other widths, joined in the narrowest integer dtype holding both (Int32 and Int64: Int64; UInt32\n"
+        "    and Int64: Int64; UInt64 and a signed integer: refused); the output's query column keeps the run's\n"
+        "    dtype."
     ),
     "missing_queries": (
         "missing_queries : {'skip', 'zero'}, default 'skip'\n"

@@ -60,7 +60,7 @@ import polars as pl
 
 from . import _mean
 from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite, quoted
-from ._spec import Measure, Spec
+from ._spec import Measure, Spec, join_dtype
 from .measures import REGISTRY, Definition, Quantity
 from .measures._base import (
     BLOCK_SIZE,
@@ -159,14 +159,36 @@ class _Names:
     numbering depends on row order, and Polars may evaluate the shared input of two branches twice, so two
     branches could number the keys differently (seen with qrels and by=)."""
 
-    def __init__(self, spec: Spec, schema: pl.Schema) -> None:
+    def __init__(self, spec: Spec, schema: pl.Schema, qrels_schema: pl.Schema | None = None) -> None:
         self.keys = [key(i) for i in range(len(spec.keys))]
+        # query and doc columns whose run and judgments dtypes differ (integers of different widths): both
+        # sides are cast to the dtype they join in, and the query columns back to the run's on the way out
+        self.join_dtypes: dict[str, pl.DataType] = {}
+        if qrels_schema is not None:
+            for role, columns in (("query", spec.query), ("doc", spec.doc)):
+                for name in columns:
+                    if schema[name] != qrels_schema[name]:
+                        self.join_dtypes[name] = join_dtype(role, name, schema[name], qrels_schema[name])
+        self.run_dtypes = {name: schema[name] for name in spec.query if name in self.join_dtypes}
         self.by = self.keys[: len(spec.by)]
         self.query = self.keys[len(spec.by) :]
         self.docs = [doc(i) for i in range(len(spec.doc))]
-        dtypes = [schema[name] for name in spec.keys]
+        dtypes = [self.join_dtypes.get(name, schema[name]) for name in spec.keys]
         self.hashed = all(_hashable(d) for d in dtypes) and (len(dtypes) > 1 or dtypes[0] == pl.String)
         self.group = [GROUP] if self.hashed else self.keys
+
+    def joined(self, name: str) -> pl.Expr:
+        """A query or doc column as it joins the judgments: cast to `join_dtypes`' dtype where it has one."""
+        column = pl.col(name)
+        return column.cast(self.join_dtypes[name]) if name in self.join_dtypes else column
+
+    def output(self, internal: str, name: str) -> pl.Expr:
+        """A key column under its user name, in the run's dtype (a query column widened to join is narrowed
+        back, strictly: a judged query missing from the run whose id the run's dtype cannot hold fails)."""
+        column = pl.col(internal)
+        if name in self.run_dtypes:
+            column = column.cast(self.run_dtypes[name], strict=True)
+        return column.alias(name)
 
 
 def _key_hash(keys: list[str], seed: int) -> pl.Expr:
@@ -221,8 +243,8 @@ def _judged_relevance(relevance: pl.Expr) -> pl.Expr:
 def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool) -> pl.LazyFrame:
     """The input reduced to internal columns: keys (and the group), docs, score, weight, and the relevance
     when the run holds it."""
-    columns = [pl.col(name).alias(internal) for name, internal in zip(spec.keys, names.keys, strict=True)]
-    columns += [pl.col(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
+    columns = [names.joined(name).alias(internal) for name, internal in zip(spec.keys, names.keys, strict=True)]
+    columns += [names.joined(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
     score = spec.score.expr
     if run.select(score).collect_schema().dtypes()[0].is_float():
         score = score + 0.0  # -0.0 + 0.0 == +0.0: -0.0 ties with 0.0, as in scikit-learn
@@ -280,8 +302,8 @@ def _joins_relevance_late(spec: Spec, judged: bool) -> bool:
 
 def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     """Judgments as (query keys, docs, relevance): the raw level kept for the checks."""
-    columns = [pl.col(name).alias(internal) for name, internal in zip(spec.query, names.query, strict=True)]
-    columns += [pl.col(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
+    columns = [names.joined(name).alias(internal) for name, internal in zip(spec.query, names.query, strict=True)]
+    columns += [names.joined(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
     raw = spec.relevance.expr
     columns += [_judged_relevance(raw).alias(RELEVANCE), raw.alias(RAW_RELEVANCE)]
     return qrels.select(columns)
@@ -897,6 +919,23 @@ def _final_checks(spec: Spec, names: _Names, metrics: list[str], judged: bool) -
             message(ValueError, f"query column {query_names} has null values."),
         )
     ]
+    for index, (internal, name) in enumerate(zip(names.query, spec.query, strict=True)):
+        if name in names.run_dtypes:
+            run_dtype = names.run_dtypes[name]
+            unfit = pl.col(internal).is_not_null() & pl.col(internal).cast(run_dtype, strict=False).is_null()
+            checks.append(
+                DataCheck(
+                    f"{_P}query_dtype_{index}",
+                    unfit.cast(pl.UInt32),
+                    message(
+                        ValueError,
+                        f"query {{value}} of qrels (column {quoted(name)}, a judged query missing from the run) "
+                        f"does not fit the run's query dtype {run_dtype}, which the output keeps; cast the run's "
+                        f"{quoted(name)} to {names.join_dtypes[name]}.",
+                    ),
+                    pl.col(internal),
+                )
+            )
     if spec.weight is not None:
         checks.append(
             DataCheck(
@@ -1127,7 +1166,7 @@ def _flagged_per_query(
 ) -> tuple[pl.LazyFrame, _Names]:
     """Every per-query row the plan saw, checked and sorted by keys: keys, metrics (internal names), weight,
     and the SCORED (and UNJUDGED) flags."""
-    names = _Names(spec, run.collect_schema())
+    names = _Names(spec, run.collect_schema(), qrels.collect_schema() if qrels is not None else None)
     judged = qrels is not None
     late = _joins_relevance_late(spec, judged)
     rows = retrieved = _run_rows(run, spec, names, with_relevance=not judged)
@@ -1212,7 +1251,7 @@ def _flagged_per_query(
 
 
 def _outputs(spec: Spec, names: _Names) -> list[pl.Expr]:
-    output = [pl.col(internal).alias(name) for internal, name in zip(names.keys, spec.keys, strict=True)]
+    output = [names.output(internal, name) for internal, name in zip(names.keys, spec.keys, strict=True)]
     output += [pl.col(_metric(i)).alias(m.column) for i, m in enumerate(spec.measures)]
     if spec.weight is not None:
         output.append(pl.col(WEIGHT).alias(spec.weight.name))

@@ -672,6 +672,54 @@ def _require_groupable(schema: pl.Schema, where: str, role: str, names: Sequence
             raise pl.exceptions.SchemaError(msg)
 
 
+_INTEGERS: dict[tuple[bool, int], pl.DataType] = {
+    (True, 8): pl.Int8(),
+    (True, 16): pl.Int16(),
+    (True, 32): pl.Int32(),
+    (True, 64): pl.Int64(),
+    (False, 8): pl.UInt8(),
+    (False, 16): pl.UInt16(),
+    (False, 32): pl.UInt32(),
+    (False, 64): pl.UInt64(),
+}
+_INTEGER_KINDS = {dtype: kind for kind, dtype in _INTEGERS.items()}  # dtype -> (signed, bits)
+
+
+def _lossless_integer(run: pl.DataType, qrels: pl.DataType) -> pl.DataType | None:
+    """The narrowest integer dtype of at most 64 bits holding every value of both, or None."""
+    if run not in _INTEGER_KINDS or qrels not in _INTEGER_KINDS:
+        return None
+    kinds = [_INTEGER_KINDS[run], _INTEGER_KINDS[qrels]]
+    if not any(signed for signed, _ in kinds):
+        return _INTEGERS[(False, max(bits for _, bits in kinds))]
+    # a signed dtype holds an unsigned one of fewer bits
+    bits = max(width if signed else 2 * width for signed, width in kinds)
+    return _INTEGERS.get((True, bits))
+
+
+def join_dtype(role: str, name: str, run: pl.DataType, qrels: pl.DataType) -> pl.DataType:
+    """The dtype the run's and the judgments' key column `name` join in: theirs when equal; for two integer
+    dtypes, the narrowest one holding every value of both (Int32 and Int64: Int64; UInt32 and Int64: Int64;
+    UInt32 and Int32: Int64).  Other pairs (UInt64 and a signed integer, which no 64-bit integer holds both of;
+    a String and an integer) raise a SchemaError naming both dtypes."""
+    if run == qrels:
+        return run
+    common = _lossless_integer(run, qrels)
+    if common is None:
+        both_integers = run in _INTEGER_KINDS and qrels in _INTEGER_KINDS
+        why = (
+            "no integer dtype of at most 64 bits holds every value of both"
+            if both_integers
+            else "only integer key dtypes are widened to join"
+        )
+        msg = (
+            f"{role} column {name!r} of the run has dtype {run} but {name!r} of qrels has dtype {qrels}, and "
+            f"{why}; cast one so they join."
+        )
+        raise pl.exceptions.SchemaError(msg)
+    return common
+
+
 def check_schema(spec: Spec, schema: pl.Schema, qrels_schema: pl.Schema | None) -> None:
     """Check that the columns exist and have usable dtypes (the frame, and the judgments if any)."""
     where = "the frame"
@@ -705,12 +753,7 @@ def check_schema(spec: Spec, schema: pl.Schema, qrels_schema: pl.Schema | None) 
     _require_numeric(relevance, "qrels", "relevance", spec.relevance.name, allow_boolean=True)
     for role, names in (("query", spec.query), ("doc", spec.doc)):
         for name in names:
-            if schema[name] != qrels_schema[name]:
-                msg = (
-                    f"{role} column {name!r} of the run has dtype {schema[name]} but {name!r} of "
-                    f"qrels has dtype {qrels_schema[name]}; cast one so they join."
-                )
-                raise pl.exceptions.SchemaError(msg)
+            join_dtype(role, name, schema[name], qrels_schema[name])
     if spec.missing_queries == "zero" and spec.weight is not None:
         msg = "missing_queries='zero' scores judged queries absent from the run, which have no weight; drop weight=."
         raise ValueError(msg)

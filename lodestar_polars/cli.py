@@ -24,6 +24,7 @@ import contextlib
 import functools
 import glob
 import importlib.util
+import itertools
 import json
 import math
 import operator
@@ -41,7 +42,15 @@ import polars as pl
 
 from . import __version__, partitions
 from ._mean import mean as mean_of
-from ._spec import CANONICAL_MEASURES, MEASURE_NAMES, MEASURE_PATTERN, Measure, level_column, parse_measure
+from ._spec import (
+    CANONICAL_MEASURES,
+    GAIN_KINDS,
+    MEASURE_NAMES,
+    MEASURE_PATTERN,
+    Measure,
+    level_column,
+    parse_measure,
+)
 from .io import scan_trec_qrels, scan_trec_run
 from .measures import REGISTRY
 from .measures._base import GEOMETRIC_FLOOR
@@ -745,18 +754,44 @@ def _trec_gain_pairs(name: str, parameters: str) -> dict[int, float]:
         if match is None:
             msg = (
                 f"measure '{name}.{parameters}': gain pairs are level=gain, a level >= 0 and a gain >= 0, separated "
-                f"by commas (e.g. '{name}.1=3,2=9'), got {pair!r}."
+                f"by commas (e.g. '{name}.1=3,2=9'), got {pair!r} (trec_eval takes negative gains too; the "
+                "package's ndcg, G, ndcg_rel and Rndcg do not)."
             )
             raise UsageError(msg)
         pairs[int(match.group(1))] = float(match.group(2))
     return pairs
 
 
-def _trec_gain_mapping(qrels: pl.LazyFrame, pairs: Mapping[int, float]) -> dict[float, float]:
-    """The gain of every level 0..the greatest judged level (its own level, trec_eval's default), and the pairs'."""
+def _greatest_level(qrels: pl.LazyFrame) -> int:
+    """The greatest judged level (0 without a positive one): the gain mappings of the gain pairs cover 0..it."""
     greatest = qrels.select(pl.col("relevance").max()).collect().item()
-    levels = range(max(int(greatest or 0), 0) + 1)
-    return {float(level): float(level) for level in levels} | {float(level): gain for level, gain in pairs.items()}
+    return max(int(greatest or 0), 0)
+
+
+def _trec_gain_mapping(name: str, parameters: str, greatest: int) -> dict[float, float]:
+    """The gain of every level 0..`greatest` (its own level, trec_eval's default), and the pairs'.
+
+    trec_eval sorts these gains with a comparator that truncates their difference to an integer: two gains
+    less than 1 apart compare equal, and the order it then gives them (its C library's sort) sets the ideal
+    ordering of ndcg, G, ndcg_rel and Rndcg (`-m ndcg.1=0.5` ranks level 0's gain 0 above 0.5 and scores every
+    query 0).  Such gains, where one of them is positive (non-positive gains end the ideal list whatever their
+    order), are refused rather than printed otherwise than trec_eval."""
+    pairs = _trec_gain_pairs(name, parameters)
+    mapping = {float(level): float(level) for level in range(greatest + 1)} | {
+        float(level): gain for level, gain in pairs.items()
+    }
+    gains = sorted(set(mapping.values()))
+    for low, high in itertools.pairwise(gains):
+        if high - low < 1 and high > 0:
+            levels = {gain: next(int(level) for level, g in mapping.items() if g == gain) for gain in (low, high)}
+            msg = (
+                f"measure '{name}.{parameters}': gains {low:g} (level {levels[low]}) and {high:g} (level "
+                f"{levels[high]}) are less than 1 apart: trec_eval compares gains by their difference truncated "
+                "to an integer, so its ideal ordering of these two depends on its C library's sort and is not "
+                "reproduced here; give gains that are equal or at least 1 apart."
+            )
+            raise UsageError(msg)
+    return mapping
 
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -1004,10 +1039,12 @@ def relstrings(top: pl.DataFrame) -> dict[str, str]:
     return {query: "".join(c for _, c in sorted(pairs)) for query, pairs in characters.items()}
 
 
-def missing_relstring(printed: str, length: int) -> str:
-    """The relstring of a judged query missing from the run (-c): trec_eval ranks one made-up document, not
-    judged ('-'), then clears the string of the measure named `relstring`, but not of `relstring_N`."""
-    return "" if printed == "relstring" else "-"[:length]
+def missing_relstring(printed: str, length: int, judged_only: bool) -> str:
+    """The relstring of a query with no row in `relstring_plan`: a judged query missing from the run (-c), for
+    which trec_eval ranks one made-up document, not judged ('-'), then clears the string of the measure named
+    `relstring`, but not of `relstring_N`; or, under -J, a query whose retrieved documents -J removed, the
+    made-up document too (unjudged): an empty string."""
+    return "" if printed == "relstring" or judged_only else "-"[:length]
 
 
 def _trec_value(measure: TrecMeasure, value: float) -> str:
@@ -1027,8 +1064,9 @@ def _undefined_values(
     - under -J, a query left with no judged document (with -c, a judged query missing from the run too: its
       stand-in document is unjudged): iprec_at_recall at a level whose rank lround(level * R) is 0 (every
       level when R = 0), and 11pt_avg, which averages such levels;
-    - Rndcg of a query with relevant documents (R > 0, as -l counts them) none of which has a positive gain
-      (`positive`: the queries with a judged document of positive gain), its ideal DCG never above 0.
+    - Rndcg of a query with relevant documents (R > 0, as -l counts them) none of whose judged documents has a
+      positive gain (`positive`: the queries with one, under Rndcg's gain pairs if it has some), its ideal DCG
+      never above 0.
     """
     undefined: dict[str, pl.Expr] = {}
     if judged_only:
@@ -1051,7 +1089,7 @@ def _undefined_values(
     if "Rndcg" in requested:
         text = requested["Rndcg"]
         assert not isinstance(text, tuple)
-        no_gain = ~pl.col("query").is_in(positive["query"].implode()) if text is None else pl.lit(False)
+        no_gain = ~pl.col("query").is_in(positive["query"].implode())
         for _, column in _trec_columns("Rndcg", text):
             undefined[column] = (pl.col("num_rel") > 0) & no_gain
     return per_query.with_columns(
@@ -1078,17 +1116,20 @@ def _trec_summary(values: Sequence[float], printed: Literal["float", "count", "s
     return math.exp(mean) if printed == "summary" else mean
 
 
-def _keep_stand_in_utility(rows: list[dict[str, Any]], parameters: str, collection: int) -> None:
+def _keep_stand_in_utility(rows: list[dict[str, Any]], parameters: str, collection: int, judged_only: bool) -> None:
     """trec_eval -c scores a judged query missing from the run on a stand-in list of one unjudged document,
     then zeroes the leftovers of the values named "utility", "num_ret", "unj..." only: utility.a,b,c,d (printed
-    utility_a,b,c,d) keeps the stand-in's value, a x 0 + b x 1 + c x R + d x (N - 1 - R), as here (its terms in
-    trec_eval's order).  A query with no row is such a query: a query of the run has rows."""
+    utility_a,b,c,d) keeps the stand-in's value, a x 0 + b x n + c x R + d x (N - n - R), as here (its terms in
+    trec_eval's order), n = 1; under -J, which removes the stand-in document as well, n = 0.  Such a query is
+    one with num_ret 0: without -J a query of the run keeps a document; under -J a query of the run left with
+    none has that value already."""
     a, b, c, d = (float(value) for value in parameters.split(","))
     ((_, column),) = _trec_columns("utility", parameters, collection)
+    retrieved = 0 if judged_only else 1
     for row in rows:
         if row["num_ret"] == 0:
             relevant = row["num_rel"]
-            row[column] = a * 0 + b * 1 + c * relevant + d * (collection + 0 - 1 - relevant)
+            row[column] = a * 0 + b * retrieved + c * relevant + d * (collection + 0 - retrieved - relevant)
 
 
 MISSING_ZSCORE = -1000000.0  # trec_eval's value for a (query, measure) its -Z file has no mean for
@@ -1159,6 +1200,15 @@ def _trec_eval_max_retrieved(text: str) -> int:
     return int(text)
 
 
+def _trec_eval_collection(text: str) -> int:
+    """-N: the documents in the collection, an integer >= 0 in ASCII digits (trec_eval's atol would read "2.5"
+    as 2, "x" as 0, and take a negative count)."""
+    if not _ASCII_INTEGER.fullmatch(text.strip()):
+        msg = f"expected the number of documents in the collection: an integer >= 0 (ASCII digits), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
+
+
 def _scan_trec_run_argument(path: str, scratch: str) -> pl.LazyFrame:
     """The run file, or for "-" standard input (copied to `scratch`: the run is read lazily, maybe twice)."""
     if path != "-":
@@ -1194,7 +1244,8 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         for _, column in _trec_columns(name, text)
     }
     evaluated = [averaged_column for column in averages.values() for averaged_column in column]
-    bogus = _bogus_ranking_values(requested) if args.complete else {}
+    # -J removes -c's stand-in document (unjudged) with the other unjudged ones: no rbp_resid_p= value of it then
+    bogus = _bogus_ranking_values(requested) if args.complete and not args.judged_only else {}
     utility_parameters = requested.get("utility")
     stand_in = args.complete and isinstance(utility_parameters, str)
     undefined = (args.judged_only and ("iprec_at_recall" in requested or "11pt_avg" in requested)) or (
@@ -1204,19 +1255,28 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     counted = ["num_ret", "num_rel"] if bogus or stand_in or undefined else []
     # measures with gain pairs: one evaluation per gain mapping, joined on the query
     gained: dict[str, list[str]] = {}
-    gain_pairs: dict[str, dict[int, float]] = {}
+    gained_by: dict[str, str] = {}  # gain pairs -> the first measure named with them, for messages
     for name, text in requested.items():
         if TREC_BY_NAME[name].gains and isinstance(text, str):
             gained.setdefault(text, []).extend(column for _, column in _trec_columns(name, text))
-            gain_pairs[text] = _trec_gain_pairs(name, text)
+            gained_by.setdefault(text, name)
     apart = {column for columns_of_text in gained.values() for column in columns_of_text}
     measures = list(
         dict.fromkeys([*(c for _, _, c in columns if c not in averages and c not in apart), *evaluated, *counted])
     )
+    greatest = _greatest_level(qrels) if gained else 0
+    mappings = {text: _trec_gain_mapping(gained_by[text], text, greatest) for text in gained}
+    evaluations: list[tuple[str | dict[float, float], list[str]]] = [
+        (mappings[text], gained_measures) for text, gained_measures in gained.items()
+    ]
+    if evaluations and not any(parse_measure(measure).kind in GAIN_KINDS for measure in measures):
+        # the measures that do not read the gain join the first gain mapping's evaluation: one evaluation fewer
+        evaluations[0] = (evaluations[0][0], [*measures, *evaluations[0][1]])
+    else:
+        evaluations.insert(0, ("linear", measures or ["rr"]))
     options: dict[str, Any] = {
         "doc": "doc",
         "ties": "doc",
-        "gain": "linear",
         "no_relevant": 0.0,
         "qrels": qrels,
         "missing_queries": "zero" if args.complete else "skip",
@@ -1224,12 +1284,11 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         "max_retrieved": args.max_retrieved,
         "judged_only": args.judged_only,
     }
-    # ids are strings; the scores and the count of queries come from one plan, the run id from the run itself
-    per_query_plan, mean_plan = _build(run, measures or ["rr"], options)
-    for text, gained_measures in gained.items():
-        mapping = _trec_gain_mapping(qrels, gain_pairs[text])
-        gained_plan, _ = _build(run, gained_measures, {**options, "gain": mapping})
-        per_query_plan = per_query_plan.join(gained_plan, on="query", how="left", nulls_equal=True)
+    # ids are strings; the scores and the count of queries come from these plans, the run id from the run itself
+    plans = [_build(run, evaluated, {**options, "gain": gain})[0] for gain, evaluated in evaluations]
+    per_query_plan = functools.reduce(
+        lambda left, right: left.join(right, on="query", how="left", nulls_equal=True), plans
+    )
     # an average over its parameters: the evaluated columns added last to first, divided by their number
     per_query_plan = per_query_plan.with_columns(
         (functools.reduce(operator.add, (pl.col(c) for c in reversed(sources))) / len(sources)).alias(column)
@@ -1253,19 +1312,31 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     top_plans = []
     if relstring is not None:
         top_plans.append(relstring_plan(run, qrels, relstring[1], args.max_retrieved, args.judged_only))
-    # the queries with a judged document of positive (linear) gain: Rndcg is 0 / 0 for the others with R > 0
-    gainful_plan = qrels.filter(pl.col("relevance") > 0).select(pl.col("query").unique())
-    per_query, _mean, runid_frame, positive, gainful, *top = pl.collect_all(
-        [per_query_plan, mean_plan, runid_plan, positive_plan, gainful_plan, *top_plans], engine="streaming"
+    # the queries with a judged document of positive gain: Rndcg is 0 / 0 for the others with R > 0
+    rndcg_gains = requested.get("Rndcg")
+    if isinstance(rndcg_gains, str):
+        positive_levels = [int(level) for level, gain in mappings[rndcg_gains].items() if gain > 0]
+        gainful = pl.col("relevance").is_in(positive_levels)
+    else:
+        gainful = pl.col("relevance") > 0
+    gainful_plan = qrels.filter(gainful).select(pl.col("query").unique())
+    per_query, runid_frame, positive, gainful_queries, *top = pl.collect_all(
+        [per_query_plan, runid_plan, positive_plan, gainful_plan, *top_plans], engine="streaming"
     )
+    if per_query.is_empty():
+        msg = (
+            "no query has both results and judgments: nothing to evaluate (trec_eval stops too, 'No queries with "
+            "both results and relevance info')."
+        )
+        raise DataError(msg)
     strings = relstrings(top[0]) if top else {}
     summaries = {"num_rel": positive.item()} if args.complete else {}
     if undefined:
-        per_query = _undefined_values(per_query, requested, args.judged_only, gainful)
+        per_query = _undefined_values(per_query, requested, args.judged_only, gainful_queries)
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     if stand_in:
         assert isinstance(utility_parameters, str)
-        _keep_stand_in_utility(rows, utility_parameters, args.collection)
+        _keep_stand_in_utility(rows, utility_parameters, args.collection, args.judged_only)
     runid = str(runid_frame.item())
     if zscores is not None:
         out = _trec_zscore_lines(args, requested, columns, rows, (strings, relstring), zscores, runid, summaries)
@@ -1303,7 +1374,7 @@ def _trec_lines(
         for row in rows:
             for name in requested:
                 if name == "relstring" and shown is not None:
-                    text = strings.get(row["query"], missing_relstring(*shown))
+                    text = strings.get(row["query"], missing_relstring(*shown, args.judged_only))
                     out.append(_trec_line(shown[0], row["query"], f"'{text}'"))
                 out += [
                     _trec_line(printed, row["query"], _trec_value(measure, row[column]))
@@ -1351,7 +1422,7 @@ def _trec_zscore_lines(
         reference = zscores.get(str(row["query"]))
         for name in requested:
             if name == "relstring" and shown is not None:
-                text = strings.get(row["query"], missing_relstring(*shown))
+                text = strings.get(row["query"], missing_relstring(*shown, args.judged_only))
                 out.append(_trec_line(shown[0], row["query"], f"'{text}'"))
             for measure, printed, column in columns:
                 if measure.name != name:
@@ -1553,7 +1624,7 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         "-N",
         "--Number_docs_in_coll",
         dest="collection",
-        type=int,
+        type=_trec_eval_collection,
         default=0,
         metavar="NUM",
         help="documents in the collection (utility's non-relevant documents not retrieved)",

@@ -90,3 +90,91 @@ def test_an_unjudged_document_needs_no_gain_in_a_mapping(engine: Engine) -> None
     assert result["ndcg@1"].to_list() == pytest.approx([1 / 3], rel=1e-12)
     expected = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))
     assert result["ndcg@3"].to_list() == pytest.approx([expected], rel=1e-12)
+
+
+# --- key dtypes: integer ids of different widths join in the narrowest integer dtype holding both ----------
+
+# run q1 ranks doc 10 then 11; q2 ranks 20 then 21; q3 is judged only.  By hand: q1 has R = 2 (docs 11, 12)
+# and its one relevant retrieved document at rank 2: AP = (1/2) / 2 = 0.25, P@2 = 0.5; q2 has R = 1, doc 20
+# at rank 1: AP 1, P@2 0.5; q3 (missing_queries="zero") scores 0 with R = 1.
+HAND_VALUES = {"query": [1, 2, 3], "ap": [0.25, 1.0, 0.0], "p@2": [0.5, 0.5, 0.0], "num_rel": [2.0, 1.0, 1.0]}
+
+
+def typed_run_and_qrels(run_dtype: pl.DataType, qrels_dtype: pl.DataType) -> tuple[pl.DataFrame, pl.DataFrame]:
+    run = pl.DataFrame(
+        {
+            "query": pl.Series([1, 1, 2, 2], dtype=run_dtype),
+            "doc": pl.Series([10, 11, 20, 21], dtype=run_dtype),
+            "score": [0.9, 0.5, 0.3, 0.2],
+        }
+    )
+    qrels = pl.DataFrame(
+        {
+            "query": pl.Series([1, 1, 2, 3], dtype=qrels_dtype),
+            "doc": pl.Series([11, 12, 20, 30], dtype=qrels_dtype),
+            "relevance": [1, 1, 2, 1],
+        }
+    )
+    return run, qrels
+
+
+@pytest.mark.parametrize(
+    ("run_dtype", "qrels_dtype"),
+    [
+        (pl.Int32(), pl.Int64()),
+        (pl.Int64(), pl.Int32()),
+        (pl.UInt32(), pl.Int64()),
+        (pl.UInt32(), pl.Int32()),
+        (pl.Int16(), pl.UInt8()),
+        (pl.UInt8(), pl.UInt64()),
+    ],
+    ids=str,
+)
+def test_integer_ids_of_different_widths_join(engine: Engine, run_dtype: pl.DataType, qrels_dtype: pl.DataType) -> None:
+    """The query and doc columns join in the narrowest integer dtype holding both (a cast in the plan's
+    selects); the output's query column keeps the run's dtype."""
+    run, qrels = typed_run_and_qrels(run_dtype, qrels_dtype)
+    options: dict[str, Any] = {"doc": "doc", "ties": "doc", "qrels": qrels, "missing_queries": "zero"}
+    got = engine.collect(engine.method(run, "evaluate")(["ap", "p@2", "num_rel"], **options))
+    expected = pl.DataFrame(HAND_VALUES).with_columns(pl.col("query").cast(run_dtype))
+    assert_frame_equal(got, expected)
+    mean = engine.collect(engine.method(run, "evaluate_mean")(["ap"], **options))
+    assert mean["ap"].item() == pytest.approx(1.25 / 3)
+
+
+@pytest.mark.parametrize(
+    ("run_dtype", "qrels_dtype", "why"),
+    [
+        (pl.UInt64(), pl.Int64(), "no integer dtype of at most 64 bits holds every value of both"),
+        (pl.Int8(), pl.UInt64(), "no integer dtype of at most 64 bits holds every value of both"),
+        (pl.String(), pl.Int64(), "only integer key dtypes are widened to join"),
+        (pl.Int32(), pl.Float64(), "only integer key dtypes are widened to join"),
+    ],
+    ids=str,
+)
+def test_ids_without_a_lossless_common_dtype_are_refused(
+    run_dtype: pl.DataType, qrels_dtype: pl.DataType, why: str
+) -> None:
+    run, qrels = typed_run_and_qrels(pl.Int64(), pl.Int64())
+    run = run.with_columns(pl.col("query").cast(run_dtype))
+    qrels = qrels.with_columns(pl.col("query").cast(qrels_dtype))
+    words = (
+        f"query column 'query' of the run has dtype {run_dtype} but 'query' of qrels has dtype {qrels_dtype}, "
+        f"and {why}; cast one so they join."
+    )
+    with pytest.raises(pl.exceptions.SchemaError) as raised:
+        run.lazy().rank_metrics.evaluate(["ap"], doc="doc", ties="doc", qrels=qrels)
+    assert str(raised.value) == words
+
+
+def test_a_judged_query_the_run_dtype_cannot_hold_is_named() -> None:
+    """With missing_queries="zero" a judged query missing from the run enters the output, in the run's query
+    dtype: an id that dtype cannot hold is an error naming it, not a wrapped or null id."""
+    run, qrels = typed_run_and_qrels(pl.Int32(), pl.Int64())
+    qrels = qrels.with_columns(pl.Series("query", [1, 1, 2, 2**40]))
+    options: dict[str, Any] = {"doc": "doc", "ties": "doc", "qrels": qrels}
+    with pytest.raises(ValueError, match=r"query 1099511627776 of qrels .* does not fit the run's query dtype Int32"):
+        run.rank_metrics.evaluate(["ap"], missing_queries="zero", **options)
+    skipped = run.rank_metrics.evaluate(["ap"], missing_queries="skip", **options)
+    assert skipped.rows() == [(1, 0.25), (2, 1.0)]
+    assert skipped.schema["query"] == pl.Int32

@@ -457,3 +457,20 @@ def test_column_names_with_dots_and_spaces_work_in_every_function(
     )
     expected = rank_metrics(run).ndcg(qrels=qrels, doc="doc", k=[None, 5])
     _assert_same_numbers(_collect(got, ODD_NAMES["query"]).rename({ODD_NAMES["query"]: "query"}), expected)
+
+
+def test_integer_ids_of_different_widths_join_as_in_polars(spark: SparkSession) -> None:
+    """An IntegerType run against LongType judgments: the union widens the keys, each partition joins them,
+    and the output keeps the run's query dtype, as the Polars path does (the numbers by hand in
+    tests/test_qrels_path.py: AP 0.25, 1 and 0 for the judged query missing from the run)."""
+    run = pl.DataFrame(
+        {"query": pl.Series([1, 1, 2, 2], dtype=pl.Int32), "doc": pl.Series([10, 11, 20, 21], dtype=pl.Int32)}
+    ).with_columns(score=pl.Series([0.9, 0.5, 0.3, 0.2]))
+    qrels = pl.DataFrame({"query": [1, 1, 2, 3], "doc": [11, 12, 20, 30], "relevance": [1, 1, 2, 1]})
+    options: dict[str, Any] = {"doc": "doc", "ties": "doc", "missing_queries": "zero"}
+    expected = rank_metrics(run).evaluate(["ap", "num_rel"], qrels=qrels, **options)
+    assert expected.rows() == [(1, 0.25, 2.0), (2, 1.0, 1.0), (3, 0.0, 1.0)]
+    got = _collect(
+        lodestar_spark.evaluate(_to_spark(spark, run), ["ap", "num_rel"], qrels=_to_spark(spark, qrels), **options)
+    )
+    assert_frame_equal(got, expected)

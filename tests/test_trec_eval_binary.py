@@ -102,6 +102,9 @@ PARAMETERS = [
     ["-m", "utility", "-N", "40"],
     ["-m", "unj.1,3,7,1000"],
     ["-m", "relative_P.1,2,4,1000"],
+    # gains of 0: Rndcg is 0 / 0 (-nan) for a query with relevant documents none of which has a positive gain
+    ["-m", "Rndcg.1=0,2=0", "-m", "ndcg.1=0", "-m", "G.0=2,3=0", "-m", "ndcg_rel.1=0,2=0,3=0", "-m", "P.5"],
+    ["-m", "Rndcg.0=5,1=0,2=0,3=0", "-m", "ndcg.2=0,3=0", "-m", "ndcg_cut.5"],
 ]
 
 
@@ -135,6 +138,46 @@ def test_utility_weighing_documents_not_retrieved_needs_the_collection(tmp_path:
     assert out == ""
     assert "d=1" in err
     assert "-N" in err
+
+
+def test_rndcg_with_gain_pairs_is_nan_without_a_positive_gain(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """Under Rndcg.1=0, q2's one relevant document (level 1) has gain 0 and its other judgment is at level 0:
+    its ideal DCG never rises above 0, no R-level point is averaged, and trec_eval prints 0 / 0 as -nan (and
+    so the mean).  q1 and q3 keep their level-2 document (gain 2): a number."""
+    run: Run = {"q1": {"d1": 3.0, "d9": 2.0, "d3": 1.0}, "q2": {"d7": 3.0, "d1": 2.0}, "q3": {"d6": 3.0, "d5": 2.0}}
+    qrels: Qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": 1, "d4": 0}, "q3": {"d5": 2, "d6": 1}}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    expected = trec_eval.run(["-q", "-m", "Rndcg.1=0"], qrels_path, run_path)
+    got = ours(["-q", "-m", "Rndcg.1=0"], qrels_path, run_path)
+    assert got == expected
+    assert got.splitlines()[1] == "Rndcg_1=0             \tq2\t  -nan"
+    assert got.splitlines()[3] == "Rndcg_1=0             \tall\t  -nan"
+
+
+@pytest.mark.parametrize(
+    ("measure", "words"),
+    [
+        ("ndcg.1=0.5", "gains 0 (level 0) and 0.5 (level 1) are less than 1 apart"),
+        ("G.1=2.5", "gains 2 (level 2) and 2.5 (level 1) are less than 1 apart"),
+        ("Rndcg.2=1.5", "gains 1 (level 1) and 1.5 (level 2) are less than 1 apart"),
+        ("ndcg_rel.1=-1", "got '1=-1' (trec_eval takes negative gains too"),
+    ],
+)
+def test_gain_pairs_trec_eval_orders_by_chance_are_usage_errors(
+    trec_eval: TrecEval, tmp_path: Path, measure: str, words: str
+) -> None:
+    """trec_eval sorts the gain table with a comparator returning their difference cast to an integer: gains
+    less than 1 apart compare equal and keep the C library's order.  With ndcg.1=2.5, q3 (d6 at level 1 first,
+    then d5 at level 2) has DCG 2.5 + 2 / log2(3) = 3.7619 and ideal DCG the same (2.5 then 2), ndcg 1; trec_eval
+    keeps level 2's gain first in its table and prints 3.7619 / (2 + 2.5 / log2(3)) = 1.0516, above 1.  The CLI
+    refuses such gains (exit 2) naming them, rather than printing another number; negative gains too."""
+    run: Run = {"q3": {"d6": 3.0, "d5": 2.0}}
+    qrels: Qrels = {"q3": {"d5": 2, "d6": 1}}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    assert trec_eval.run(["-q", "-m", "ndcg.1=2.5"], qrels_path, run_path).splitlines()[0].endswith("\t1.0516")
+    code, out, err = call_ours(["-m", measure], qrels_path, run_path)
+    assert (code, out) == (cli.EXIT_USAGE_ERROR, "")
+    assert words in err
 
 
 @pytest.mark.parametrize(

@@ -99,6 +99,46 @@ def test_judged_only_equals_trec_eval(
         assert_same_as_trec_eval(trec_eval, tmp_path, run, qrels, ["-J", *limit, *(["-c"] if complete else [])])
 
 
+# parameters whose value on -c's stand-in list (one unjudged document) is not 0, and which -J, removing that
+# document, must not keep: utility with coefficients, rbp_resid with p, relstring with a length
+JUDGED_ONLY_PARAMETERS = [
+    ["-m", "utility.2,-1,0,0"],
+    ["-m", "utility.1,-1,-3,0.5", "-N", "100"],
+    ["-m", "rbp_resid.p=0.75", "-m", "relstring.3"],
+]
+
+
+@pytest.mark.parametrize("parameters", JUDGED_ONLY_PARAMETERS, ids=[" ".join(p) for p in JUDGED_ONLY_PARAMETERS])
+@SETTINGS
+@given(case=run_and_qrels(), complete=st.booleans())
+def test_judged_only_with_parameters_equals_trec_eval(
+    trec_eval: TrecEval, tmp_path: Path, parameters: list[str], case: tuple[Run, Qrels], complete: bool
+) -> None:
+    run, qrels = case
+    if run:
+        assert_same_as_trec_eval(trec_eval, tmp_path, run, qrels, ["-J", *(["-c"] if complete else []), *parameters])
+
+
+def test_judged_only_removes_the_stand_in_document_of_a_missing_query(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """q2 retrieves only unjudged documents and q3 is judged but not in the run: under -c -J both retrieve
+    nothing, so utility.a,b,c,d is c R + d (N - R) = -3 x 1 + 0.5 x 99 = 46.5 for each (not the stand-in's
+    b + c R + d (N - 1 - R) = 45), rbp_resid_p=0.75 is 0 (not the stand-in's 1) and relstring_3 is empty (not
+    '-'); without -c, q2 alone is printed, with the same values."""
+    run = {"q1": {"d1": 3.0, "d9": 2.0}, "q2": {"d7": 3.0, "d8": 2.0, "d10": 1.0}}
+    qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d1": 1, "d4": 0}, "q3": {"d5": 1, "d6": 0}}
+    measures = ["-m", "utility.1,-1,-3,0.5", "-N", "100", "-m", "rbp_resid.p=0.75", "-m", "relstring.3"]
+    for complete in (["-c"], []):
+        qrels_path, run_path = write_trec(tmp_path, run, qrels if complete else comparable(run, qrels))
+        arguments = ["-q", "-J", *complete, *measures]
+        expected = trec_eval.run(arguments, qrels_path, run_path)
+        got = ours([*arguments, str(qrels_path), str(run_path)])
+        assert got == expected
+        for query in ("q2", "q3") if complete else ("q2",):
+            assert f"utility_1,-1,-3,0.5   \t{query}\t46.5000\n" in got
+            assert f"rbp_resid_p=0.75      \t{query}\t0.0000\n" in got
+            assert f"relstring_3           \t{query}\t''\n" in got
+
+
 @SETTINGS
 @given(case=run_and_qrels(), level=st.integers(0, 4), complete=st.booleans())
 def test_relevance_level_equals_trec_eval(
@@ -123,14 +163,20 @@ def test_options_parse_attached_and_separate_as_getopt_does(trec_eval: TrecEval,
 
 
 @pytest.mark.parametrize(
-    ("option", "value"), [("-M", "0"), ("-M", "2.5"), ("-M", "x"), ("-l", "-1"), ("-l", "1.5"), ("-l", "x")]
+    ("option", "value"),
+    [
+        *(("-M", "0"), ("-M", "2.5"), ("-M", "x"), ("-l", "-1"), ("-l", "1.5"), ("-l", "x")),
+        # trec_eval reads -N with atol: -5 as -5 (a negative count of documents), 2.5 as 2, x and 1e3 as 0 and 1
+        *(("-N", "-5"), ("-N", "2.5"), ("-N", "x"), ("-N", "1e3")),
+    ],
 )
 def test_bad_option_values_are_usage_errors(tmp_path: Path, option: str, value: str) -> None:
     qrels_path, run_path = write_trec(tmp_path, {"q": {"d": 1.0}}, {"q": {"d": 1}})
     with pytest.raises(SystemExit) as stopped, contextlib.redirect_stderr(io.StringIO()) as err:
-        cli.main(["trec_eval", option, value, str(qrels_path), str(run_path)])
+        cli.main(["trec_eval", option, value, "-m", "utility.1,-1,0,0.5", str(qrels_path), str(run_path)])
     assert stopped.value.code == cli.EXIT_USAGE_ERROR
     assert repr(value) in err.getvalue()
+    assert "integer" in err.getvalue()
 
 
 @SETTINGS
