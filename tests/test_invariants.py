@@ -254,6 +254,18 @@ OPTION_VALUES: dict[tuple[str, str], tuple[float, ...]] = {
     ("utility", "d"): (0.0, 0.1, -1.0),
     ("utility", "collection"): (0.0, 1000.0, 37.0),
 }
+# each option's default as trec_eval documents it (m_rbp.c: p = 0.9; m_set_F.c: x = 1.0; m_utility.c: 1, -1, 0,
+# 0; -N: no collection size): the option-less measure must be the measure at these values
+TREC_EVAL_DEFAULTS: dict[tuple[str, str], float] = {
+    ("rbp", "p"): 0.9,
+    ("rbp_resid", "p"): 0.9,
+    ("set_f", "beta"): 1.0,
+    ("utility", "a"): 1.0,
+    ("utility", "b"): -1.0,
+    ("utility", "c"): 0.0,
+    ("utility", "d"): 0.0,
+    ("utility", "collection"): 0.0,
+}
 # the collection size given to utility when its d is drawn non-zero without one
 UTILITY_COLLECTION = 500.0
 # max_retrieved (trec_eval -M): within the lists (1-12 rows), then past every list, the huge ones included
@@ -262,9 +274,11 @@ ORDERED_TIES = ("doc", "input", "reverse")
 # bases of the DCG discount above 1 (every discount positive: dcg's bounds hold); 0.5 (scikit-learn takes any
 # base) only where the property expects its negative discounts
 LOG_BASES = (2.0, 10.0, 1.5, math.e)
-# a composite doc key: the id cut after its first two characters ("d12" -> "d1", "2"); every head has two
-# characters, so the pairs compare as the whole ids' text does (ties="doc" compares the parts' text in turn)
+# a composite doc key: the id cut after its first one or two characters ("d12" -> "d", "12" or "d1", "2"); the
+# heads of one cut have one length, so the pairs compare as the whole ids' text does (ties="doc" compares the
+# parts' text in turn); the first cut leaves the order to the tail, the second mostly to the head
 DOC_PARTS = ("doc_head", "doc_tail")
+DOC_CUTS = (1, 2)
 # doc ids whose text order differs from their numeric order (ties="doc" compares them as text)
 DOCS = tuple(f"d{i}" for i in range(MAX_DOCS + 3))
 # 1-12 documents per list, the short lists with ties drawn most often
@@ -568,14 +582,15 @@ def cases(
         log_base=draw(st.sampled_from(LOG_BASES)) if log_bases else 2.0,
     )
     split = draw(st.booleans()) if composite_doc is None else composite_doc
-    return with_doc_parts(case) if split else case
+    return with_doc_parts(case, draw(st.sampled_from(DOC_CUTS))) if split else case
 
 
-def with_doc_parts(case: Case) -> Case:
-    """The case with its doc id in two columns (`DOC_PARTS`), in the run and in the judgments alike."""
+def with_doc_parts(case: Case, cut_at: int) -> Case:
+    """The case with its doc id in two columns (`DOC_PARTS`), cut after `cut_at` characters, in the run and in
+    the judgments alike."""
     assert case.doc == ("doc",)
     head, tail = DOC_PARTS
-    parts = [pl.col("doc").str.slice(0, 2).alias(head), pl.col("doc").str.slice(2).alias(tail)]
+    parts = [pl.col("doc").str.slice(0, cut_at).alias(head), pl.col("doc").str.slice(cut_at).alias(tail)]
 
     def cut(frame: pl.DataFrame) -> pl.DataFrame:
         return frame.with_columns(parts).drop("doc")
@@ -703,7 +718,7 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
     evaluate_options = set(inspect.signature(RankMetricsFrame.evaluate).parameters)
     assert {"max_retrieved", "judged_only", "log_base"} <= evaluate_options
     declared = {(kind.name, option.name): option for kind in MEASURES for option in kind.definition.options}
-    assert set(declared) == set(OPTION_VALUES), "every measure option has its values to draw, and only those"
+    assert set(declared) == set(OPTION_VALUES) == set(TREC_EVAL_DEFAULTS), "every measure option is drawn"
     for (name, option_name), values in OPTION_VALUES.items():
         option = declared[name, option_name]
         assert option.default in values, f"{name}'s {option_name}: its default is drawn too"
@@ -1317,21 +1332,33 @@ def test_log_base_scales_dcg_and_no_other_measure(case: Case, log_base: float, e
 
 
 @examples(40)
-@given(case=cases(composite_doc=False), engine=engines, single=st.booleans())
-def test_a_doc_key_of_two_columns_scores_as_the_one_it_cuts(case: Case, engine: Engine, single: bool) -> None:
+@given(
+    case=cases(composite_doc=False),
+    cut_at=st.sampled_from(DOC_CUTS),
+    doc_ties=st.booleans(),
+    engine=engines,
+    single=st.booleans(),
+)
+def test_a_doc_key_of_two_columns_scores_as_the_one_it_cuts(
+    case: Case, cut_at: int, doc_ties: bool, engine: Engine, single: bool
+) -> None:
     """doc=["doc_head", "doc_tail"] (`with_doc_parts`): the same documents, judged and ordered by ties="doc"
     alike (the parts' text in turn is the whole id's), so every measure is the same, with judgments,
-    max_retrieved and judged_only too."""
+    max_retrieved and judged_only too; ties="doc" in half the cases, where the doc key orders tied rows."""
+    if doc_ties:
+        case = replace(case, ties="doc")
     compute = single_methods if single else evaluate
-    assert_same(compute(with_doc_parts(case), engine), compute(case, engine))
+    assert_same(compute(with_doc_parts(case, cut_at), engine), compute(case, engine))
 
 
 OPTIONED_KINDS = tuple(kind for kind in MEASURES if kind.definition.options)
 
 
 def spelled_with_defaults(m: Measure) -> str:
-    """The measure's name with every option written out at its default value: `rbp(p=0.9)@5`."""
-    options = ",".join(f"{option.name}={option.default!r}" for option in m.kind.definition.options)
+    """The measure's name with every option written out at trec_eval's default value: `rbp(p=0.9)@5`."""
+    options = ",".join(
+        f"{option.name}={TREC_EVAL_DEFAULTS[m.kind.name, option.name]!r}" for option in m.kind.definition.options
+    )
     return f"{m.kind.name}({options})" + ("" if m.parameter is None else f"@{m.parameter!r}")
 
 
@@ -1349,7 +1376,7 @@ def spelled_with_defaults(m: Measure) -> str:
 )
 def test_a_measures_options_at_their_defaults_give_the_option_less_measure(case: Case, engine: Engine) -> None:
     """`rbp(p=0.9)@5` is `rbp@5`, `set_f(beta=1.0)` is `set_f`, `utility(a=1.0,b=-1.0,c=0.0,d=0.0,collection=0.0)`
-    is `utility`: the same columns, the same values."""
+    is `utility` (trec_eval's defaults, `TREC_EVAL_DEFAULTS`): the same columns, the same values."""
     spelled = [spelled_with_defaults(m) for m in case.measures]
     got = engine(case.run, "evaluate", spelled, **case.options(None))
     assert_same(got, evaluate(case, engine))
