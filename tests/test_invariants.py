@@ -22,11 +22,25 @@ combination may break:
 - the `qrels=` path equals the in-frame path when every retrieved document is judged (the relevance joined
   by hand);
 - no output holds -0.0, NaN or inf; a null only where `no_relevant=None` asks for one; the key columns keep
-  their dtypes.
+  their dtypes;
+- `max_retrieved=M` (trec_eval -M) equals the call on the run cut by hand to each list's first M rows in the
+  tie order (score descending, then the doc id's text descending, the earlier or the later row first), and
+  changes nothing when M reaches every list's length; `judged_only=True` (trec_eval -J) equals the call on
+  the run filtered by hand to the documents judged at a level >= 0, a query it empties scoring as one that
+  retrieved nothing;
+- a measure's options (`rbp(p=...)`, `set_f(beta=...)`, `utility(a=,b=,c=,d=,collection=)`) spelled at their
+  defaults give the option-less measure; utility and set_F at any option equal their formulas over the
+  counts by hand; iprec@x does not rise with x and 11pt_avg is the mean of iprec at 0.0, 0.1, ..., 1.0;
+  rprec_mult@1 is Rprec; ERR@k <= nERR@k; set_F(beta=0) is set_P;
+- `log_base=b` multiplies dcg by ln b / ln 2 and leaves every other measure as it is; a document keyed by
+  two columns (`doc=["doc_head", "doc_tail"]`, the id cut in two) scores as keyed by one.
 
 With judgments, the expected semantics are trec_eval's: an unjudged document has gain 0 and is never
 relevant, whatever the threshold; a judged document at level 0 (or below: negative levels count as 0) has
 gain(0), in the DCG and in the ideal DCG alike.
+
+Every option of a measure (`Definition.options`) has its values to draw in `OPTION_VALUES`, which a test
+also checks against the registry.
 
 Every measure is a row of `MEASURES`, which holds what the registry (`lodestar_polars.measures.REGISTRY`)
 does not say (its method, its exprs function, how a cut-off past the list treats it, whether it is a count)
@@ -39,6 +53,7 @@ the package.
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 import re
 import tempfile
@@ -82,7 +97,8 @@ class MeasureKind:
     (utility's coefficients weigh documents negatively), its bounds the reals; between_bounds: its value under every tie
     mode lies between its values under ties="pessimistic" and "optimistic" (not so for rbp_resid, which the
     bounds order as RBP, its measure: the residual of RBP's worst and best orders; nor for G, whose worst order
-    is not always the least gainful first)."""
+    is not always the least gainful first); discounted: its value is a sum of discounts 1 / log_b(position + 1),
+    which log_base=b multiplies by ln b / ln 2 (the normalised measures divide it out)."""
 
     name: str
     method: str | None
@@ -92,6 +108,7 @@ class MeasureKind:
     past_the_list: Callable[[int, int, int], float] | None = None
     signed: bool = False
     between_bounds: bool = True
+    discounted: bool = False
 
     @property
     def definition(self) -> Definition:
@@ -146,6 +163,13 @@ class MeasureKind:
     def refuses_bounds_with_judgments(self) -> bool:
         return self.definition.refuses_bounds_with_judgments is not None
 
+    @property
+    def takes_log_base(self) -> bool:
+        """Its method takes `log_base` (a measure without method: `evaluate`, which takes it)."""
+        if self.method is None:
+            return True
+        return "log_base" in inspect.signature(getattr(RankMetricsFrame, self.method)).parameters
+
     def refuses_bounds(self, judged: bool, gain: Any) -> bool:
         """Refuses ties='optimistic' / 'pessimistic': infAP with judgments, ERR with a gain mapping that does not
         order the grades."""
@@ -157,7 +181,7 @@ class MeasureKind:
 
 MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("ndcg", "ndcg", "ndcg"),
-    MeasureKind("dcg", "dcg", "dcg"),
+    MeasureKind("dcg", "dcg", "dcg", discounted=True),
     MeasureKind("rr", "reciprocal_rank", "reciprocal_rank"),
     MeasureKind("p", "precision", None, divides_by_cutoff=True),
     MeasureKind("r", "recall", None),
@@ -222,9 +246,52 @@ PAST_THE_LIST = (2**64, 2**70, 2**63, 2**64 - 1, 2**63 - 1, MAX_DOCS + 1, MAX_DO
 CUTOFFS: tuple[int | None, ...] = (None, 1, 2, 3, 5, *PAST_THE_LIST)
 REQUIRED_CUTOFFS = tuple(k for k in CUTOFFS if k is not None)
 # recall levels: the ends, trec_eval's 0.1 and levels whose x R falls on .5 (rounded half away from zero)
-RECALL_LEVELS = (0.5, 0.0, 1.0, 0.1, 0.25, 0.3)
+RECALL_LEVELS = (0.5, 0.0, 1.0, 0.1, 0.25, 0.3, 0.7, 0.05)
 # multipliers of R: trec_eval's ends, one whose m R + 0.9 truncates below m R + 1, and one past every list
-MULTIPLIERS = (0.2, 1.0, 2.0, 0.35, 5.0)
+MULTIPLIERS = (0.2, 1.0, 2.0, 0.35, 5.0, 1.5, 0.6)
+# the values drawn for each measure option (`Definition.options`), by (measure, option): the default among them
+# but not first, so that an option is drawn set more often than not; utility's d != 0 needs a collection size
+# (`measure_options` gives it one)
+OPTION_VALUES: dict[tuple[str, str], tuple[float, ...]] = {
+    ("rbp", "p"): (0.5, 0.9, 0.8, 0.95, 0.1),
+    ("rbp_resid", "p"): (0.5, 0.9, 0.8, 0.95, 0.1),
+    ("set_f", "beta"): (0.5, 1.0, 0.0, 2.0, 0.25),
+    ("utility", "a"): (2.0, 1.0, 0.0, -1.0, 0.5),
+    ("utility", "b"): (-1.0, 0.0, 1.0, -3.0, 0.25),
+    ("utility", "c"): (0.0, -2.0, 1.0, 0.5),
+    ("utility", "d"): (0.0, 0.1, -1.0),
+    ("utility", "collection"): (0.0, 1000.0, 37.0),
+    # every min_rel below every max_rel (sdcg refuses max_rel <= min_rel); max_rel is required (no default)
+    ("sdcg", "min_rel"): (0.0, 1.0, 0.5),
+    ("sdcg", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+}
+# each option's default as its tool documents it (trec_eval's m_rbp.c: p = 0.9; m_set_F.c: x = 1.0; m_utility.c:
+# 1, -1, 0, 0; -N: no collection size; ir_measures' SDCG: min_rel = 0): the option-less measure must be the
+# measure at these values (a required option, without default, at its example value)
+DOCUMENTED_DEFAULTS: dict[tuple[str, str], float] = {
+    ("rbp", "p"): 0.9,
+    ("rbp_resid", "p"): 0.9,
+    ("set_f", "beta"): 1.0,
+    ("utility", "a"): 1.0,
+    ("utility", "b"): -1.0,
+    ("utility", "c"): 0.0,
+    ("utility", "d"): 0.0,
+    ("utility", "collection"): 0.0,
+    ("sdcg", "min_rel"): 0.0,  # ir_measures' SDCG: min_rel = 0 (its max_rel has no default, nor has ours)
+}
+# the collection size given to utility when its d is drawn non-zero without one
+UTILITY_COLLECTION = 500.0
+# max_retrieved (trec_eval -M): within the lists (1-12 rows), then past every list, the huge ones included
+MAX_RETRIEVED: tuple[int | None, ...] = (None, 1, 2, 3, 5, MAX_DOCS, 2**64, 2**63 - 1)
+ORDERED_TIES = ("doc", "input", "reverse")
+# bases of the DCG discount above 1 (every discount positive: dcg's bounds hold); 0.5 (scikit-learn takes any
+# base) only where the property expects its negative discounts
+LOG_BASES = (2.0, 10.0, 1.5, math.e)
+# a composite doc key: the id cut after its first one or two characters ("d12" -> "d", "12" or "d1", "2"); the
+# heads of one cut have one length, so the pairs compare as the whole ids' text does (ties="doc" compares the
+# parts' text in turn); the first cut leaves the order to the tail, the second mostly to the head
+DOC_PARTS = ("doc_head", "doc_tail")
+DOC_CUTS = (1, 2)
 # doc ids whose text order differs from their numeric order (ties="doc" compares them as text)
 DOCS = tuple(f"d{i}" for i in range(MAX_DOCS + 3))
 # 1-12 documents per list, the short lists with ties drawn most often
@@ -252,10 +319,25 @@ def query_key(kind: str, index: int) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Measure:
     """A measure of a call: its kind and its parameter, a cut-off (int or None), a recall level or multiplier (float) or
-    None (a measure without parameter)."""
+    None (a measure without parameter), and the values of its options that differ from their defaults (in the
+    registry's order: the column names them so)."""
 
     kind: MeasureKind
     parameter: int | float | None
+    options: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def option_values(self) -> dict[str, float]:
+        """Every option of the measure: the values set, the defaults for the rest."""
+        return {option.name: option.default for option in self.kind.definition.options} | dict(self.options)
+
+    @property
+    def stem(self) -> str:
+        """The name without its parameter: `rbp(p=0.5)`, options at their defaults left out (as the columns do);
+        required options (drawn always, see `measure_options`) are never at a default."""
+        if not self.options:
+            return self.kind.stem
+        return f"{self.kind.name}({','.join(f'{name}={value:g}' for name, value in self.options)})"
 
     @property
     def cutoff(self) -> int | None:
@@ -267,12 +349,13 @@ class Measure:
     @property
     def name(self) -> str:
         """The `evaluate` name, which is also its output column there (a recall level as Python writes it)."""
-        return self.kind.stem if self.parameter is None else f"{self.kind.stem}@{self.parameter!r}"
+        return self.stem if self.parameter is None else f"{self.stem}@{self.parameter!r}"
 
     @property
     def single_column(self) -> str:
         """The column of the single method's output."""
-        return self.kind.column if self.parameter is None else f"{self.kind.column}@{self.parameter!r}"
+        column = self.kind.column if self.kind.method else self.stem
+        return column if self.parameter is None else f"{column}@{self.parameter!r}"
 
 
 @dataclass(frozen=True)
@@ -291,6 +374,10 @@ class Case:
     no_relevant: float | None
     missing_queries: str
     rows_per_list: dict[tuple[Any, ...], int] = field(compare=False)
+    doc: tuple[str, ...] = ("doc",)
+    max_retrieved: int | None = None
+    judged_only: bool = False
+    log_base: float = 2.0
 
     def __repr__(self) -> str:
         """The call as code that makes it again (a frame's own repr cuts rows)."""
@@ -318,12 +405,16 @@ class Case:
     def keys(self) -> list[str]:
         return [*([self.by] if self.by else []), *self.query]
 
+    def list_key(self, row: dict[str, Any]) -> tuple[Any, ...]:
+        """The (by, query) key of a row of the run or of an output, as `rows_per_list` holds it."""
+        return tuple(row[k] for k in self.keys)
+
     def options(self, kind: MeasureKind | None) -> dict[str, Any]:
         """The options of `evaluate` (kind None, or a kind without method) or of `kind`'s single method: those
         it takes."""
         options: dict[str, Any] = {
             "query": self.query[0] if len(self.query) == 1 else list(self.query),
-            "doc": "doc",
+            "doc": self.doc[0] if len(self.doc) == 1 else list(self.doc),
             "by": self.by,
             "weight": self.weight,
             "ties": self.ties,
@@ -331,6 +422,12 @@ class Case:
         }
         if self.qrels is not None:
             options["qrels"] = self.qrels
+        if self.max_retrieved is not None:
+            options["max_retrieved"] = self.max_retrieved
+        if self.judged_only:
+            options["judged_only"] = True
+        if self.log_base != 2.0 and (kind is None or kind.takes_log_base):
+            options["log_base"] = self.log_base
         if kind is not None and kind.method is None:
             kind = None
         if kind is None or kind.uses_gain:
@@ -377,9 +474,30 @@ def parameters(kind: MeasureKind) -> st.SearchStrategy[int | float | None]:
     return st.none()
 
 
+@st.composite
+def measure_options(draw: st.DrawFn, kind: MeasureKind) -> tuple[tuple[str, float], ...]:
+    """Values of the measure's options from `OPTION_VALUES`, those differing from their defaults (utility's
+    d != 0 with a collection size)."""
+    values = {
+        option.name: draw(st.sampled_from(OPTION_VALUES[kind.name, option.name])) for option in kind.definition.options
+    }
+    if values.get("d", 0.0) != 0.0 and values["collection"] == 0.0:
+        values["collection"] = UTILITY_COLLECTION
+    return tuple(
+        (option.name, values[option.name])
+        for option in kind.definition.options
+        if values[option.name] != option.default
+    )
+
+
+def measures_of_kind(kind: MeasureKind) -> st.SearchStrategy[Measure]:
+    return st.builds(Measure, st.just(kind), parameters(kind), measure_options(kind))
+
+
 def measure_lists(kinds: Sequence[MeasureKind] = MEASURES, max_size: int = 7) -> st.SearchStrategy[list[Measure]]:
-    """Two measures or more (the options meet between measures of one call), each with its parameter."""
-    measure = st.sampled_from(list(kinds)).flatmap(lambda kind: parameters(kind).map(lambda p: Measure(kind, p)))
+    """Two measures or more (the options meet between measures of one call), each with its parameter and the
+    values of its options."""
+    measure = st.sampled_from(list(kinds)).flatmap(measures_of_kind)
     return st.lists(measure, min_size=min(2, len(kinds)), max_size=max_size, unique_by=lambda m: m.name)
 
 
@@ -392,6 +510,9 @@ def cases(
     every_retrieved_judged: bool = False,
     scorable: bool = False,
     measures: st.SearchStrategy[list[Measure]] | None = None,
+    retrieval: bool = True,
+    log_bases: bool = True,
+    composite_doc: bool | None = None,
 ) -> Case:
     """A case over 1-5 queries of 1-12 documents (rows of all queries shuffled, scores from 5 values with
     -0.0 and 0.0 tied), keyed by an Int64, a String or a composite (Int64, String) query, in 1-3 `by`
@@ -401,7 +522,11 @@ def cases(
     never retrieved, run queries without judgments, a judged query missing from the run, and both
     `missing_queries`.  `every_retrieved_judged`: the judgments cover every retrieved document (and the run
     has no query without judgments).  `scorable`: the first query is in every group and has a document of
-    label 3, so that every group has a query whose every measure is defined (a mean exists)."""
+    label 3, so that every group has a query whose every measure is defined (a mean exists).
+
+    `retrieval`: draw max_retrieved (with an ordered tie mode) and judged_only (with judgments); `log_bases`:
+    draw a log_base above 1 (`LOG_BASES`); `composite_doc`: the doc id in two columns (`with_doc_parts`),
+    drawn when None."""
     judged = draw(st.booleans()) if judged is None else judged
     grouped = draw(st.booleans()) if by is None else by
     query_kind = draw(st.sampled_from(sorted(QUERY_KEYS)))
@@ -455,7 +580,7 @@ def cases(
             chosen = accepting
         else:
             ties = draw(st.sampled_from(["input", "reverse", "doc"]))
-    return Case(
+    case = Case(
         run=run,
         qrels=qrels,
         query=QUERY_KEYS[query_kind],
@@ -468,7 +593,25 @@ def cases(
         no_relevant=draw(st.sampled_from([0.0, 1.0, None])),
         missing_queries=missing_queries,
         rows_per_list=rows_per_list,
+        max_retrieved=draw(st.sampled_from(MAX_RETRIEVED)) if retrieval and ties in ORDERED_TIES else None,
+        judged_only=retrieval and judged and draw(st.booleans()),
+        log_base=draw(st.sampled_from(LOG_BASES)) if log_bases else 2.0,
     )
+    split = draw(st.booleans()) if composite_doc is None else composite_doc
+    return with_doc_parts(case, draw(st.sampled_from(DOC_CUTS))) if split else case
+
+
+def with_doc_parts(case: Case, cut_at: int) -> Case:
+    """The case with its doc id in two columns (`DOC_PARTS`), cut after `cut_at` characters, in the run and in
+    the judgments alike."""
+    assert case.doc == ("doc",)
+    head, tail = DOC_PARTS
+    parts = [pl.col("doc").str.slice(0, cut_at).alias(head), pl.col("doc").str.slice(cut_at).alias(tail)]
+
+    def cut(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.with_columns(parts).drop("doc")
+
+    return replace(case, run=cut(case.run), qrels=None if case.qrels is None else cut(case.qrels), doc=DOC_PARTS)
 
 
 # Hypothesis draws False (its simplest boolean) most often: a query or a document is judged more often than not
@@ -589,7 +732,17 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
     registry declares is one the properties know how to draw and check."""
     assert [kind.name for kind in MEASURES] == list(REGISTRY) == list(_spec.CANONICAL_MEASURES)
     evaluate_options = set(inspect.signature(RankMetricsFrame.evaluate).parameters)
+    assert {"max_retrieved", "judged_only", "log_base"} <= evaluate_options
+    declared = {(kind.name, option.name): option for kind in MEASURES for option in kind.definition.options}
+    assert set(declared) == set(OPTION_VALUES), "every measure option is drawn"
+    with_default = {key for key, option in declared.items() if option.default is not None}
+    assert set(DOCUMENTED_DEFAULTS) == with_default, "every option default is checked against its documentation"
+    for (name, option_name), values in OPTION_VALUES.items():
+        option = declared[name, option_name]
+        assert option.default is None or option.default in values, f"{name}'s {option_name}: its default is drawn too"
+        assert all(option.refusal(value) is None for value in values), f"{name}'s {option_name}: a value it refuses"
     for kind in MEASURES:
+        assert not kind.discounted or kind.takes_log_base, f"{kind.name}: discounted, but its method has no log_base"
         assert kind.method == kind.definition.method, f"{kind.name}: the table and the registry disagree on its method"
         parameter_kinds = ("cutoff", "required_cutoff", "recall_level", "multiplier", "none")
         assert kind.parameter in parameter_kinds, f"{kind.name}: {kind.parameter!r}"
@@ -609,6 +762,7 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
         assert kind.parameter == "cutoff", f"{kind.method} takes k"
         options = set(inspect.signature(getattr(RankMetricsFrame, kind.method)).parameters)
         assert hasattr(RankMetricsFrame, f"{kind.method}_mean")
+        assert {"max_retrieved", "judged_only"} <= options, f"{kind.method} takes max_retrieved and judged_only"
         for option, used in (
             ("gain", kind.uses_gain),
             ("threshold", kind.uses_threshold),
@@ -684,7 +838,7 @@ RELEVANT_PAST_THE_CUTOFF = issue_case(
 # a document judged -1 (unjudged, trec_eval) is not relevant under a threshold below -1: num_rel 1, not 2
 JUDGED_UNJUDGED_BELOW_THRESHOLD = issue_case(
     {"query": ["q", "q"], "doc": ["a", "b"], "score": [2.0, 1.0]},
-    ["num_ret", "num_rel", "num_rel_ret", "p", "r"],
+    ["num_ret", "num_rel", "num_rel_ret", "p", "r", "utility", "set_f"],
     {"query": ["q", "q", "q"], "doc": ["a", "b", "z"], "relevance": [-1, 1, 2]},
     threshold=-3.0,
 )
@@ -722,33 +876,111 @@ def relevant_counts(case: Case, row: dict[str, Any]) -> tuple[int, int]:
         return relevant_rows, relevant_rows
     of_query = pl.all_horizontal([pl.col(k) == row[k] for k in case.query])
     judged_relevant = (pl.col("relevance") >= 0) & (pl.col("relevance") > case.threshold)
-    relevant = case.qrels.filter(of_query & judged_relevant)["doc"]
-    return relevant.len(), int(case.run.filter(in_list)["doc"].is_in(relevant.implode()).sum())
+    relevant = case.qrels.filter(of_query & judged_relevant)
+    return relevant.height, case.run.filter(in_list).join(relevant, on=list(case.doc), how="semi").height
+
+
+def retrieved_by_hand(case: Case) -> Case:
+    """The case's run cut by hand as max_retrieved and judged_only cut it (trec_eval: -M, then -J), without
+    those options: each list's rows in its tie order (score descending, -0.0 tied with 0.0; then ties="doc":
+    the doc id's text descending, part after part; "input": the earlier row first; "reverse": the later), its
+    first max_retrieved kept, then those judged at a level >= 0.  The rows kept stay in the run's order."""
+    if case.max_retrieved is None and not case.judged_only:
+        return case
+    lists: dict[tuple[Any, ...], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
+    for index, row in enumerate(case.run.iter_rows(named=True)):
+        lists[case.list_key(row)].append((index, row))
+    judged: set[tuple[Any, ...]] = set()
+    if case.judged_only:
+        assert case.qrels is not None
+        judged = {
+            tuple(row[k] for k in (*case.query, *case.doc))
+            for row in case.qrels.filter(pl.col("relevance") >= 0).iter_rows(named=True)
+        }
+    kept: list[int] = []
+    for members in lists.values():
+        if case.max_retrieved is not None:
+            if case.ties == "doc":
+                members = sorted(members, key=lambda m: (m[1]["score"], *(m[1][d] for d in case.doc)), reverse=True)
+            elif case.ties == "reverse":
+                members = sorted(members, key=lambda m: (m[1]["score"], m[0]), reverse=True)
+            else:
+                assert case.ties == "input", case.ties
+                members = sorted(members, key=lambda m: (-m[1]["score"], m[0]))
+            members = members[: case.max_retrieved]
+        if case.judged_only:
+            members = [m for m in members if tuple(m[1][k] for k in (*case.query, *case.doc)) in judged]
+        kept += [index for index, _ in members]
+    run = case.run.with_row_index("__row").filter(pl.col("__row").is_in(kept)).drop("__row")
+    rows_per_list: dict[tuple[Any, ...], int] = defaultdict(int)
+    for row in run.iter_rows(named=True):
+        rows_per_list[case.list_key(row)] += 1
+    return replace(case, run=run, rows_per_list=dict(rows_per_list), max_retrieved=None, judged_only=False)
+
+
+def with_counts(measures: list[Measure], utility: Measure, set_f: Measure) -> list[Measure]:
+    """`COUNTS`, utility and set_F (with the options drawn), then the other measures drawn."""
+    first = [*COUNTS, utility, set_f]
+    return [*first, *(m for m in measures if m.kind not in {utility.kind, set_f.kind} and m not in COUNTS)]
+
+
+def utility_by_hand(options: dict[str, float], retrieved: int, relevant: int, hits: int) -> float:
+    """trec_eval's utility: a (relevant retrieved) + b (non-relevant retrieved) + c (relevant not retrieved) +
+    d (non-relevant not retrieved: the collection's documents less the retrieved and the relevant ones)."""
+    a, b, c, d, collection = (options[name] for name in ("a", "b", "c", "d", "collection"))
+    return a * hits + b * (retrieved - hits) + c * (relevant - hits) + d * (collection - retrieved - relevant + hits)
+
+
+def set_f_by_hand(beta: float, retrieved: int, relevant: int, hits: int, no_relevant: float | None) -> float | None:
+    """trec_eval's set_F: (beta + 1) P R / (beta P + R) of set precision P = hits / retrieved and set recall
+    R = hits / relevant; 0 without a hit; no_relevant without a relevant document."""
+    if relevant == 0:
+        return no_relevant
+    if hits == 0:
+        return 0.0
+    precision, recall = hits / retrieved, hits / relevant
+    return (beta + 1.0) * precision * recall / (beta * precision + recall)
 
 
 @examples(100)
 @given(
-    case=cases(measures=measure_lists().map(lambda ms: [*COUNTS, *(m for m in ms if m not in COUNTS)])),
+    case=cases(
+        measures=st.builds(
+            with_counts, measure_lists(), measures_of_kind(KIND["utility"]), measures_of_kind(KIND["set_f"])
+        )
+    ),
     engine=engines,
 )
 @example(case=JUDGED_UNJUDGED_BELOW_THRESHOLD, engine=Engine("eager"))
 def test_the_counts_count_rows_and_agree_with_precision_and_recall(case: Case, engine: Engine) -> None:
-    """num_ret is the list's rows (0 for a judged query missing from the run); num_rel and num_rel_ret are
-    counted by hand (`relevant_counts`), so num_rel_ret <= num_ret and num_rel_ret <= num_rel; over the whole
-    list P = num_rel_ret / num_ret (0 for an empty list) and R = num_rel_ret / num_rel (no_relevant when
-    num_rel = 0)."""
+    """num_ret is the list's rows (0 for a judged query missing from the run), after max_retrieved and
+    judged_only cut it (`retrieved_by_hand`); num_rel and num_rel_ret are counted by hand (`relevant_counts`),
+    so num_rel_ret <= num_ret and num_rel_ret <= num_rel; over the whole list P = num_rel_ret / num_ret (0 for
+    an empty list) and R = num_rel_ret / num_rel (no_relevant when num_rel = 0); utility and set_F, at the
+    options drawn, are their formulas over these counts (`utility_by_hand`, `set_f_by_hand`; utility 0 for a
+    judged query missing from the run, as trec_eval -c scores it)."""
     result = evaluate(case, engine)
+    hand = retrieved_by_hand(case)
     for row in result.iter_rows(named=True):
         retrieved, relevant, hits = row["num_ret"], row["num_rel"], row["num_rel_ret"]
         where = f"num_ret {retrieved}, num_rel {relevant}, num_rel_ret {hits}, p {row['p']}, r {row['r']} for {row}"
-        assert retrieved == case.rows_per_list.get(tuple(row[k] for k in case.keys), 0), where
-        assert (relevant, hits) == relevant_counts(case, row), f"(num_rel, num_rel_ret) by hand: {where}"
+        assert retrieved == hand.rows_per_list.get(case.list_key(row), 0), where
+        assert (relevant, hits) == relevant_counts(hand, row), f"(num_rel, num_rel_ret) by hand: {where}"
         assert row["p"] == pytest.approx(hits / retrieved if retrieved else 0.0, rel=TOLERANCE, abs=TOLERANCE), where
         if relevant or case.no_relevant is not None:
             expected_recall = hits / relevant if relevant else case.no_relevant
             assert row["r"] == pytest.approx(expected_recall, rel=TOLERANCE, abs=TOLERANCE), where
         else:
             assert row["r"] is None, where
+        in_run = case.list_key(row) in case.rows_per_list
+        utility, set_f = case.measures[len(COUNTS)], case.measures[len(COUNTS) + 1]
+        expected = utility_by_hand(utility.option_values, retrieved, relevant, hits) if in_run else 0.0
+        assert row[utility.name] == pytest.approx(expected, rel=TOLERANCE, abs=TOLERANCE), f"{utility.name}: {where}"
+        expected_f = set_f_by_hand(set_f.option_values["beta"], retrieved, relevant, hits, case.no_relevant)
+        if expected_f is None:
+            assert row[set_f.name] is None, f"{set_f.name}: {where}"
+        else:
+            assert row[set_f.name] == pytest.approx(expected_f, rel=TOLERANCE, abs=TOLERANCE), f"{set_f.name}: {where}"
 
 
 @examples(150)
@@ -761,8 +993,9 @@ def test_a_cutoff_past_the_list_scores_the_whole_list(case: Case, engine: Engine
     past = case.measures[1].cutoff
     assert past is not None
     result = evaluate(case, engine)
+    hand = retrieved_by_hand(case)
     for row in result.iter_rows(named=True):
-        length = case.rows_per_list.get(tuple(row[k] for k in case.keys), 0)
+        length = hand.rows_per_list.get(case.list_key(row), 0)
         for kind in {m.kind for m in case.measures}:  # a measure refusing the case's tie mode is left out
             whole, cut = row[kind.name], row[f"{kind.name}@{past}"]
             message = f"{kind.name}@{past} = {cut}, but the whole list scores {whole} ({length} documents) for {row}"
@@ -770,7 +1003,7 @@ def test_a_cutoff_past_the_list_scores_the_whole_list(case: Case, engine: Engine
                 assert cut is None, message
             else:
                 expected = whole * length / past if kind.divides_by_cutoff else whole
-                relevant = relevant_counts(case, row)[0]
+                relevant = relevant_counts(hand, row)[0]
                 if kind.past_the_list is not None and relevant > 0:
                     expected = whole * kind.past_the_list(past, length, relevant)
                 assert cut == pytest.approx(expected, rel=TOLERANCE, abs=TOLERANCE), message
@@ -786,6 +1019,7 @@ def test_every_tie_mode_lies_between_the_pessimistic_and_the_optimistic_bound(
     the measure's own worst or best order, from `evaluate` (every measure in one call) or from the single
     methods (`alone`); ties="average" for the measures that take it; a count is the same under every mode."""
     compute = single_methods if single else evaluate
+    case = replace(case, max_retrieved=None)  # it needs an ordered tie mode: the other property draws it
     results: dict[str, pl.DataFrame] = {}
     for ties in TIES:
         if ties == "average":
@@ -926,7 +1160,7 @@ def test_a_measure_without_an_exact_average_refuses_ties_average_by_name(
 ) -> None:
     """ties="average" with bpref or iprec@level in the list: a ValueError naming the first of them, raised
     by the call itself (a lazy plan is not collected here)."""
-    average = replace(case, ties="average", measures=tuple(measures))
+    average = replace(case, ties="average", measures=tuple(measures), max_retrieved=None)
     refused = next(m for m in average.measures if m.kind.refuses_average)
     call = engine.method(case.run, method)
     with pytest.raises(ValueError, match=rf"^{re.escape(refused.name)} .*ties='average'"):
@@ -942,7 +1176,13 @@ def aggregate(frame: pl.DataFrame, engine: Engine, keys: list[str], aggregations
 
 @examples(80)
 @given(
-    case=cases(judged=False, by=False, measures=measure_lists([k for k in MEASURES if k.expression], max_size=4)),
+    case=cases(
+        judged=False,
+        by=False,
+        measures=measure_lists([k for k in MEASURES if k.expression], max_size=4),
+        retrieval=False,
+        composite_doc=False,
+    ),
     engine=engines,
 )
 @example(case=RELEVANT_PAST_THE_CUTOFF, engine=Engine("eager"))
@@ -953,7 +1193,7 @@ def test_exprs_equal_the_namespace(case: Case, engine: Engine) -> None:
         options = {
             option: value
             for option, value in case.options(m.kind).items()
-            if option in ("doc", "ties", "gain", "threshold", "no_relevant")
+            if option in ("doc", "ties", "gain", "threshold", "no_relevant", "log_base")
         }
         aggregations.append(getattr(exprs, m.kind.expression)(k=m.cutoff, **options).alias(m.name))
     got = aggregate(case.run, engine, list(case.query), aggregations)
@@ -970,10 +1210,13 @@ def test_the_qrels_path_equals_the_in_frame_path_when_every_retrieved_document_i
     """The judgments joined onto the run by hand give the in-frame run; judged queries the run does not hold
     are skipped (missing_queries='skip')."""
     assert case.qrels is not None
-    keys = [*case.query, "doc"]
+    keys = [*case.query, *case.doc]
     in_frame_run = case.run.join(case.qrels, on=keys, how="left", maintain_order="left")
     assert in_frame_run["relevance"].null_count() == 0
-    in_frame = replace(case, run=in_frame_run, qrels=None)
+    # every retrieved document is judged at a level >= 0: judged_only removes none; max_retrieved would leave
+    # judged documents unretrieved, which the qrels path counts (the in-frame one cannot)
+    case = replace(case, max_retrieved=None)
+    in_frame = replace(case, run=in_frame_run, qrels=None, judged_only=False)
     assert_frame_equal(evaluate(case, engine), evaluate(in_frame, engine), rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
 
@@ -990,6 +1233,221 @@ def test_no_output_of_any_front_end_holds_negative_zero_nan_or_inf(case: Case, e
     for kind, measures in case.by_kind().items():
         mean = alone(case, kind, measures, engine, mean=True)
         assert_clean(mean, {m.single_column: kind for m in measures}, case, f"{kind.method or kind.name}'s mean")
+
+
+# --- max_retrieved, judged_only, log_base, composite doc keys, measure options -------------------------------
+
+
+def assert_same(got: pl.DataFrame, expected: pl.DataFrame) -> None:
+    assert_frame_equal(got, expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+@examples(80)
+@given(
+    case=cases(),
+    max_retrieved=st.sampled_from(MAX_RETRIEVED[1:]),
+    ties=st.sampled_from(ORDERED_TIES),
+    engine=engines,
+    single=st.booleans(),
+)
+def test_max_retrieved_equals_the_run_cut_by_hand_to_each_lists_first_rows(
+    case: Case, max_retrieved: int, ties: str, engine: Engine, single: bool
+) -> None:
+    """max_retrieved=M (trec_eval -M) scores each list's first M rows in the tie order, as if the run held
+    them alone (`retrieved_by_hand`), from `evaluate` or from each measure's method; an M reaching every
+    list's length (MAX_DOCS, 2**63 - 1, 2**64) changes nothing."""
+    compute = single_methods if single else evaluate
+    cut = replace(case, ties=ties, max_retrieved=max_retrieved, judged_only=False)
+    got = compute(cut, engine)
+    assert_same(got, compute(retrieved_by_hand(cut), engine))
+    if max_retrieved >= MAX_DOCS:
+        assert_same(got, compute(replace(cut, max_retrieved=None), engine))
+
+
+def key_frame(case: Case, keys: Sequence[tuple[Any, ...]]) -> pl.DataFrame:
+    return pl.DataFrame(keys, schema={k: case.run.schema[k] for k in case.keys}, orient="row")
+
+
+# a query key no judgments hold, of each query column's dtype
+UNJUDGED_QUERY = {pl.Int64(): -999, pl.String(): "unjudged"}
+
+
+def with_every_group(hand: Case, case: Case) -> Case:
+    """`hand` with a row of an unjudged query (never scored) in each `by` group of `case` whose every row it
+    lost, so that missing_queries="zero" scores the group's judged queries, as in `case`."""
+    if case.by is None:
+        return hand
+    lost = set(case.run[case.by].unique()) - set(hand.run[case.by].unique())
+    anchors = case.run.filter(pl.col(case.by).is_in(lost)).unique(case.by, keep="first", maintain_order=True)
+    anchors = anchors.with_columns(
+        pl.lit(UNJUDGED_QUERY[case.run.schema[k]], case.run.schema[k]).alias(k) for k in case.query
+    )
+    return replace(hand, run=pl.concat([hand.run, anchors]))
+
+
+@examples(80)
+@given(case=cases(judged=True), engine=engines)
+def test_judged_only_equals_the_run_filtered_by_hand_to_judged_documents(case: Case, engine: Engine) -> None:
+    """judged_only=True (trec_eval -J, after -M when max_retrieved is drawn) scores the run filtered by hand
+    to the documents judged at a level >= 0 (`retrieved_by_hand`).  A list it empties is kept when its query
+    has judgments, scored as a query that retrieved nothing: as `missing_queries="zero"` scores a judged query
+    missing from the run, but for utility, whose relevant documents not retrieved still count (c R + d (N - R),
+    trec_eval computes it on the empty list), and with the list's weight."""
+    assert case.qrels is not None
+    case = replace(case, judged_only=True)
+    got = evaluate(case, engine, clean=True)
+    hand = retrieved_by_hand(case)
+    before = retrieved_by_hand(replace(case, judged_only=False))
+    judged_queries = set(case.qrels.select(case.query).unique().rows())
+    emptied = sorted(
+        key
+        for key in before.rows_per_list
+        if key not in hand.rows_per_list and key[len(key) - len(case.query) :] in judged_queries
+    )
+    emptied_keys = key_frame(case, emptied)
+    # a `by` group whose every row judged_only removes still scores its judged queries as missing (zero)
+    hand = with_every_group(hand, case)
+    expected = evaluate(hand, engine)
+    kept = got.join(emptied_keys, on=case.keys, how="anti", maintain_order="left")
+    if case.missing_queries == "skip":
+        assert_same(kept, expected)
+    else:  # the emptied lists are the zero call's missing queries: compared below
+        assert_same(kept, expected.join(emptied_keys, on=case.keys, how="anti", maintain_order="left"))
+    zero = evaluate(replace(hand, missing_queries="zero", weight=None), engine)
+    got_emptied = got.join(emptied_keys, on=case.keys, how="semi", maintain_order="left")
+    zero_emptied = zero.join(emptied_keys, on=case.keys, how="semi", maintain_order="left")
+    assert sorted(got_emptied.select(case.keys).rows()) == emptied, f"the lists judged_only empties: {emptied}"
+    utilities = [m for m in case.measures if m.kind.name == "utility"]
+    others = [m.name for m in case.measures if m not in utilities]
+    assert_same(got_emptied.select(*case.keys, *others), zero_emptied.select(*case.keys, *others))
+    for row in got_emptied.iter_rows(named=True):
+        relevant = relevant_counts(hand, row)[0]
+        for m in utilities:
+            expected_utility = utility_by_hand(m.option_values, 0, relevant, 0)
+            assert row[m.name] == pytest.approx(expected_utility, rel=TOLERANCE, abs=TOLERANCE), f"{m.name}: {row}"
+        if case.weight is not None:
+            weights = case.run.filter(pl.all_horizontal(pl.col(k) == row[k] for k in case.keys))[case.weight]
+            assert row[case.weight] == weights[0], f"the weight of an emptied list: {row}"
+
+
+@examples(40)
+@given(case=cases(log_bases=False), log_base=st.sampled_from((10.0, 1.5, math.e, 0.5, 3.0)), engine=engines)
+def test_log_base_scales_dcg_and_no_other_measure(case: Case, log_base: float, engine: Engine) -> None:
+    """log_base=b makes each discount 1 / log_b(position + 1) = ln b / ln(position + 1), the base-2 discount
+    times ln b / ln 2: dcg is multiplied by that factor (negative for b < 1, as scikit-learn's), every other
+    measure is normalised or reads no discount and stays as it is; from `evaluate` and from the methods that
+    take log_base."""
+    based = replace(case, log_base=log_base)
+    got = evaluate(based, engine)
+    factor = math.log(log_base) / math.log(2.0)
+    plain = evaluate(case, engine)
+    expected = plain.with_columns(pl.col(m.name) * factor for m in case.measures if m.kind.discounted)
+    assert_same(got, expected)
+    assert_same(
+        single_methods(based, engine), got.select(*case.keys, *case.names, *([case.weight] if case.weight else []))
+    )
+    for m in case.measures:  # no -0.0 from a zero DCG times a negative factor
+        assert not any(is_negative_zero(v) for v in got[m.name].to_list() if v is not None), m.name
+
+
+@examples(40)
+@given(
+    case=cases(composite_doc=False),
+    cut_at=st.sampled_from(DOC_CUTS),
+    doc_ties=st.booleans(),
+    engine=engines,
+    single=st.booleans(),
+)
+def test_a_doc_key_of_two_columns_scores_as_the_one_it_cuts(
+    case: Case, cut_at: int, doc_ties: bool, engine: Engine, single: bool
+) -> None:
+    """doc=["doc_head", "doc_tail"] (`with_doc_parts`): the same documents, judged and ordered by ties="doc"
+    alike (the parts' text in turn is the whole id's), so every measure is the same, with judgments,
+    max_retrieved and judged_only too; ties="doc" in half the cases, where the doc key orders tied rows."""
+    if doc_ties:
+        case = replace(case, ties="doc")
+    compute = single_methods if single else evaluate
+    assert_same(compute(with_doc_parts(case, cut_at), engine), compute(case, engine))
+
+
+OPTIONED_KINDS = tuple(kind for kind in MEASURES if kind.definition.options)
+
+
+def spelled_with_defaults(m: Measure) -> str:
+    """The measure's name with every option written out at trec_eval's default value: `rbp(p=0.9)@5`."""
+    options = ",".join(
+        f"{option.name}={DOCUMENTED_DEFAULTS.get((m.kind.name, option.name), option.example)!r}"
+        for option in m.kind.definition.options
+    )
+    return f"{m.kind.name}({options})" + ("" if m.parameter is None else f"@{m.parameter!r}")
+
+
+@examples(40)
+@given(
+    case=cases(
+        measures=st.lists(
+            st.sampled_from(OPTIONED_KINDS).flatmap(lambda kind: parameters(kind).map(lambda p: Measure(kind, p))),
+            min_size=1,
+            max_size=4,
+            unique_by=lambda m: m.name,
+        )
+    ),
+    engine=engines,
+)
+def test_a_measures_options_at_their_defaults_give_the_option_less_measure(case: Case, engine: Engine) -> None:
+    """`rbp(p=0.9)@5` is `rbp@5`, `set_f(beta=1.0)` is `set_f`, `utility(a=1.0,b=-1.0,c=0.0,d=0.0,collection=0.0)`
+    is `utility` (the tools' defaults, `DOCUMENTED_DEFAULTS`): the same columns, the same values."""
+    spelled = [spelled_with_defaults(m) for m in case.measures]
+    got = engine(case.run, "evaluate", spelled, **case.options(None))
+    assert_same(got, evaluate(case, engine))
+
+
+ELEVEN_LEVELS = tuple(i / 10 for i in range(11))
+
+
+def related_measures(cutoff: int | None) -> list[Measure]:
+    """iprec at trec_eval's eleven levels and 11pt_avg, Rprec and rprec_mult@1, ERR@k and nERR@k, set_P and
+    set_F(beta=0)."""
+    return [
+        *(Measure(KIND["iprec"], level) for level in ELEVEN_LEVELS),
+        Measure(KIND["11pt_avg"], None),
+        Measure(KIND["rprec"], None),
+        Measure(KIND["rprec_mult"], 1.0),
+        Measure(KIND["err"], cutoff),
+        Measure(KIND["nerr"], cutoff),
+        Measure(KIND["set_p"], None),
+        Measure(KIND["set_f"], None, (("beta", 0.0),)),
+    ]
+
+
+@examples(60)
+@given(case=cases(measures=st.sampled_from(CUTOFFS).map(related_measures)), engine=engines)
+def test_measures_at_related_parameters_agree(case: Case, engine: Engine) -> None:
+    """Per query: iprec@x does not rise with x (interpolated precision is the best precision at recall x or
+    more) and 11pt_avg is the mean of iprec at 0.0, 0.1, ..., 1.0; rprec_mult@1 is Rprec (floor(R + 0.9) = R
+    positions); ERR@k <= nERR@k (nERR divides by the ideal ERR@k <= 1); set_F(beta=0) = P R / R is set_P where
+    the query has a relevant document.  Measures a tie mode refuses are left out of the case."""
+    result = evaluate(case, engine)
+    present = {m.name: m for m in case.measures}
+    levels = [f"iprec@{level!r}" for level in ELEVEN_LEVELS if f"iprec@{level!r}" in present]
+    for row in result.iter_rows(named=True):
+        where = f"for {row}"
+        for lower, higher in itertools.pairwise(levels):
+            if row[lower] is not None:
+                assert row[lower] >= row[higher] - TOLERANCE, f"{lower} < {higher} {where}"
+        if "11pt_avg" in present and len(levels) == len(ELEVEN_LEVELS) and row["11pt_avg"] is not None:
+            expected = math.fsum(row[level] for level in levels) / len(levels)
+            assert row["11pt_avg"] == pytest.approx(expected, rel=TOLERANCE, abs=TOLERANCE), where
+        if "rprec_mult@1.0" in present and "rprec" in present and row["rprec"] is not None:
+            assert row["rprec_mult@1.0"] == pytest.approx(row["rprec"], rel=TOLERANCE, abs=TOLERANCE), where
+        elif "rprec_mult@1.0" in present and "rprec" in present:
+            assert row["rprec_mult@1.0"] is None, where
+        err = next((m.name for m in case.measures if m.kind.name == "err"), None)
+        nerr = next((m.name for m in case.measures if m.kind.name == "nerr"), None)
+        if err is not None and nerr is not None and row[nerr] is not None:
+            assert row[err] <= row[nerr] + TOLERANCE, f"{err} > {nerr} {where}"
+        if relevant_counts(retrieved_by_hand(case), row)[0] > 0:
+            assert row["set_f(beta=0)"] == pytest.approx(row["set_p"], rel=TOLERANCE, abs=TOLERANCE), where
 
 
 # --- Spark --------------------------------------------------------------------------------------------------
