@@ -195,57 +195,104 @@ def _discounted_sum(ranked: pl.Expr, k: int | None, log_base: float) -> pl.Expr:
     return _weighted_by_position(ranked, k, lambda position: _discount(position, None, log_base)).list.sum()
 
 
-def _cumulative_discounts(k: int, log_base: float) -> list[float]:
-    """CD(p) for p = 0..k: the discounts of positions 1..p summed."""
-    table, total = [0.0], 0.0
-    for position in range(1, k + 1):
-        total += math.log(log_base) / math.log(position + 1)
-        table.append(total)
-    return table
+@dataclass(frozen=True)
+class _Weight:
+    """A weight per 1-based position (before the cut-off), as an expression and as a number (for the table of
+    its cumulative sums)."""
+
+    expression: Callable[[pl.Expr], pl.Expr]
+    number: Callable[[int], float]
+
+    def cut(self, position: pl.Expr, k: int | None) -> pl.Expr:
+        weight = self.expression(position)
+        return weight if k is None else pl.when(position <= k).then(weight).otherwise(0.0)
+
+    def cumulative(self, k: int) -> list[float]:
+        """W(p) for p = 0..k: the weights of positions 1..p summed."""
+        table, total = [0.0], 0.0
+        for position in range(1, k + 1):
+            total += self.number(position)
+            table.append(total)
+        return table
 
 
-def _block_averaged_dcg(score: pl.Expr, gain: pl.Expr, cut: int | None, log_base: float) -> pl.Expr:
-    """sum over rows of gain * (CD(b) - CD(a - 1)) / (b - a + 1), a..b the positions of the row's tie block."""
-    first = score.rank("min", descending=True)
-    last = score.rank("max", descending=True)
-    a, b, g = _field("a"), _field("b"), _field("g")
-    block_size = (b - a + 1).cast(pl.Float64)
+def _discount_weight(log_base: float) -> _Weight:
+    return _Weight(
+        lambda position: _discount(position, None, log_base),
+        lambda position: math.log(log_base) / math.log(position + 1),
+    )
+
+
+# 1.0 at every position, as a column of the positions' length
+_UNIT_WEIGHT = _Weight(lambda position: (position > 0).cast(pl.Float64), lambda position: 1.0)
+
+
+def _block_weights(fields: dict[str, pl.Expr], name: str, cut: int | None, weight: _Weight) -> pl.Expr:
+    """W(b) - W(a - 1) inside a `_let` whose fields hold a and b, the positions of each row's tie block, with
+    W(p) the weights of positions 1..min(p, k) summed: a table lookup for a cut-off up to
+    `_TABLE_CUTOFF_LIMIT`, else a cumulative sum over the group (added to `fields` under `name`) gathered at a
+    and b."""
+    a, b = _field("a"), _field("b")
     if cut is not None and cut <= _TABLE_CUTOFF_LIMIT:
-        k, table = cut, _cumulative_discounts(cut, log_base)
+        k, table = cut, weight.cumulative(cut)
 
         def cumulative(position: pl.Expr) -> pl.Expr:
             clipped = pl.min_horizontal(position, pl.lit(k, pl.Int64))
             return clipped.replace_strict(list(range(k + 1)), table, return_dtype=pl.Float64)
 
-        per_row = _let({"a": first, "b": last, "g": gain}, g * (cumulative(b) - cumulative(a - 1)) / block_size)
-        return per_row.list.sum()
-    discount = _discount(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), cut, log_base)
-    fields = {"a": first, "b": last, "g": gain, "d": discount, "c": discount.cum_sum()}
-    # CD(b) - CD(a - 1) = CD(b) - CD(a) + discount(a), with 0-based gathers
-    c, d = _field("c"), _field("d")
-    block_discount = c.gather(b - 1) - c.gather(a - 1) + d.gather(a - 1)
-    return _let(fields, g * block_discount / block_size).list.sum()
+        return cumulative(b) - cumulative(a - 1)
+    per_position = weight.cut(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), cut)
+    fields[f"{name}_weight"], fields[f"{name}_cumulative"] = per_position, per_position.cum_sum()
+    # W(b) - W(a - 1) = W(b) - W(a) + weight(a), with 0-based gathers
+    c, w = _field(f"{name}_cumulative"), _field(f"{name}_weight")
+    return c.gather(b - 1) - c.gather(a - 1) + w.gather(a - 1)
 
 
-def _tie_averaged_dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
-    """The block-averaged DCG in a group with tied scores, the DCG of its one order in a group without.
+def _block_positions(score: pl.Expr) -> dict[str, pl.Expr]:
+    """a and b: the first and last positions of each row's tie block."""
+    return {"a": score.rank("min", descending=True), "b": score.rank("max", descending=True)}
+
+
+def _block_averaged_sum(score: pl.Expr, value: pl.Expr, cut: int | None, weight: _Weight) -> pl.Expr:
+    """The expectation of sum(value * weight(position)) over the orders of the tied rows: each row adds
+    value * (W(b) - W(a - 1)) / (b - a + 1), a..b the positions of its tie block."""
+    fields = {**_block_positions(score), "v": value}
+    block_size = (_field("b") - _field("a") + 1).cast(pl.Float64)
+    block_weight = _block_weights(fields, "w", cut, weight)
+    return _let(fields, _field("v") * block_weight / block_size).list.sum()
+
+
+def _in_tied_groups(i: _Inputs, values: Mapping[str, pl.Expr], tied_value: Callable[..., pl.Expr]) -> pl.Expr:
+    """`tied_value(score=..., **values)` evaluated on the rows of each group with tied scores, null elsewhere.
 
     A group is tied when it has fewer distinct scores than rows (as `_plan`'s `_in_tied_query`).  The tied
-    groups' rows go, as one list each, to a `list.eval` that ranks them; the other groups' lists are null and
-    cost nothing there, so data without ties pays one sort per group, not two ranks.
+    groups' rows go, as one list each, to a `list.eval`; the other groups' lists are null and cost nothing
+    there, so data without ties pays no rank.
     """
     tied = i.score.implode().list.n_unique() < pl.len()
-    rows = pl.struct(score=i.score, gain=gain).implode()
+    rows = pl.struct(score=i.score, **values).implode()
     element = pl.element().struct
-    averaged = _block_averaged_dcg(element.field("score"), element.field("gain"), i.cut, log_base)
-    in_tied_groups = pl.when(tied).then(rows).list.eval(averaged).list.first()
-    return pl.coalesce(in_tied_groups, _discounted_sum(_in_ranked_order(i, gain, gain).implode(), i.cut, log_base))
+    body = tied_value(score=element.field("score"), **{name: element.field(name) for name in values})
+    return pl.when(tied).then(rows).list.eval(body).list.first()
+
+
+def _positional_sum(i: _Inputs, gain: pl.Expr, value: pl.Expr, weight: _Weight) -> pl.Expr:
+    """sum(value * weight(position)) over the group's first k positions; under ties="average", its exact
+    expectation over the orders of tied rows (the block-averaged sum in tied groups, the sorted order's sum in
+    the others, whose order is unique)."""
+    in_order = _weighted_by_position(_in_ranked_order(i, gain, value).implode(), i.cut, weight.expression)
+    ordered = in_order.list.sum()
+    if i.ties != "average":
+        return ordered
+
+    def averaged(score: pl.Expr, value: pl.Expr) -> pl.Expr:
+        return _block_averaged_sum(score, value, i.cut, weight)
+
+    return pl.coalesce(_in_tied_groups(i, {"value": value}, averaged), ordered)
 
 
 def _dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
-    if i.ties == "average":
-        return _tie_averaged_dcg(i, gain, log_base)
-    return _discounted_sum(_in_ranked_order(i, gain, gain).implode(), i.cut, log_base)
+    return _positional_sum(i, gain, gain, _discount_weight(log_base))
 
 
 def _ideal_dcg(i: _Inputs, gain: pl.Expr) -> pl.Expr:
@@ -512,8 +559,15 @@ def dcg(
     return _finish(i, _column_name("dcg", i.k), _dcg(i, gain_expr, base), _checks("dcg", i, gain_expr))
 
 
-def _expected_reciprocal_rank(before: pl.Expr, size: pl.Expr, relevant: pl.Expr, k: int | None) -> pl.Expr:
-    """E[1 / (s + J)] over the orders of the first relevant tie block (s rows before it, n in it, r relevant).
+def _expected_at_first_relevant(
+    before: pl.Expr,
+    size: pl.Expr,
+    relevant: pl.Expr,
+    k: int | None,
+    weigh: Callable[[pl.Expr, pl.Expr], pl.Expr],
+) -> pl.Expr:
+    """The expectation over the orders of the first relevant tie block (s rows before it, n in it, r relevant)
+    of a score of s + J, the first relevant row's position: the sum of weigh(P(J = j), s + j) over j.
 
     P(J = j) = C(n - j, r - 1) / C(n, r) = r / (n - j + 1) * prod_{i=0}^{j-2} (n - r - i) / (n - i),
     for j = 1..n - r + 1, and a row past k scores 0.
@@ -523,7 +577,30 @@ def _expected_reciprocal_rank(before: pl.Expr, size: pl.Expr, relevant: pl.Expr,
     j = pl.int_ranges(1, pl.max_horizontal(last, 0) + 1, dtype=pl.Int64)
     survival = ((n - r - j + 1) / (n - j + 1)).list.eval(pl.element().shift(1).fill_null(1.0).cum_prod())
     probability = survival * r / (n - j + 1)
-    return (probability / (s + j)).list.sum()
+    return weigh(probability, s + j).list.sum()
+
+
+def _first_relevant_block(i: _Inputs, relevant: pl.Expr) -> dict[str, pl.Expr]:
+    """Per group, the first tie block holding a relevant row: the one at the highest score of a relevant row
+    (no rank needed), its rows before, size and relevant rows, and whether there is one."""
+    top = pl.when(relevant).then(i.score).max()
+    in_block = i.score == top
+    return {
+        "before": (i.score > top).sum(),
+        "size": in_block.sum(),
+        "relevant": (in_block & relevant).sum(),
+        "found": top.is_not_null(),
+    }
+
+
+def _expected_from_first_relevant_block(
+    k: int | None, weigh: Callable[[pl.Expr, pl.Expr], pl.Expr]
+) -> Callable[[pl.DataFrame], pl.Series]:
+    def expected(frame: pl.DataFrame) -> pl.Series:
+        value = _expected_at_first_relevant(pl.col("before"), pl.col("size"), pl.col("relevant"), k, weigh)
+        return frame.select(pl.when(pl.col("found")).then(value).otherwise(0.0)).to_series()
+
+    return expected
 
 
 def reciprocal_rank(
@@ -573,21 +650,8 @@ def reciprocal_rank(
     name = _column_name("reciprocal_rank", i.k)
     checks = _checks("reciprocal_rank", i, _gain(i))
     if i.ties == "average":
-        # the first relevant tie block is the one at the highest score of a relevant row: no rank needed
-        top = pl.when(relevant).then(i.score).max()
-        in_block = i.score == top
-        sums = {
-            "before": (i.score > top).sum(),
-            "size": in_block.sum(),
-            "relevant": (in_block & relevant).sum(),
-            "found": top.is_not_null(),
-        }
-
-        def expected(frame: pl.DataFrame) -> pl.Series:
-            value = _expected_reciprocal_rank(pl.col("before"), pl.col("size"), pl.col("relevant"), i.cut)
-            return frame.select(pl.when(pl.col("found")).then(value).otherwise(0.0)).to_series()
-
-        return _finish(i, name, _from_counts(sums, expected), checks)
+        expected = _expected_from_first_relevant_block(i.cut, lambda probability, position: probability / position)
+        return _finish(i, name, _from_counts(_first_relevant_block(i, relevant), expected), checks)
     # 1 / position decreases with the position: its largest value over the relevant rows is the first one's
     relevant_in_order = _in_ranked_order(i, _gain(i), relevant.cast(pl.Float64)).implode()
     reciprocal = _weighted_by_position(relevant_in_order, i.cut, lambda position: 1.0 / position.cast(pl.Float64))
