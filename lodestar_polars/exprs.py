@@ -38,7 +38,7 @@ import polars as pl
 
 from . import _spec
 
-__all__ = ["dcg", "ndcg", "reciprocal_rank"]
+__all__ = ["average_precision", "dcg", "ndcg", "precision", "recall", "reciprocal_rank", "success"]
 
 Ties = _spec.Ties
 GainName = _spec.GainName
@@ -62,6 +62,10 @@ DUPLICATE_DOC_MESSAGE = (
 )
 NO_RELEVANT_MESSAGE = (
     "a group has no relevant document (ideal DCG is 0), and {total} group(s) in all; "
+    "pass no_relevant=0.0, 1.0 or None to score them."
+)
+NO_RELEVANT_ABOVE_MESSAGE = (
+    "a group has no document with relevance above {threshold:g}, and {total} group(s) in all; "
     "pass no_relevant=0.0, 1.0 or None to score them."
 )
 _IN_GROUPS = ", in {groups} group(s)."
@@ -270,7 +274,7 @@ def _in_tied_groups(i: _Inputs, values: Mapping[str, pl.Expr], tied_value: Calla
     there, so data without ties pays no rank.
     """
     tied = i.score.implode().list.n_unique() < pl.len()
-    rows = pl.struct(score=i.score, **values).implode()
+    rows = pl.struct([i.score.alias("score"), *(value.alias(name) for name, value in values.items())]).implode()
     element = pl.element().struct
     body = tied_value(score=element.field("score"), **{name: element.field(name) for name in values})
     return pl.when(tied).then(rows).list.eval(body).list.first()
@@ -656,3 +660,278 @@ def reciprocal_rank(
     relevant_in_order = _in_ranked_order(i, _gain(i), relevant.cast(pl.Float64)).implode()
     reciprocal = _weighted_by_position(relevant_in_order, i.cut, lambda position: 1.0 / position.cast(pl.Float64))
     return _finish(i, name, reciprocal.list.max().fill_null(0.0), checks)
+
+
+# ----------------------------------------------------------------------------------------------- threshold
+def _threshold_inputs(
+    metric: str, relevance: object, score: object, doc: object, k: object, ties: object, threshold: object
+) -> tuple[_Inputs, pl.Expr, list[_Check]]:
+    """The inputs of a measure counting relevant rows, the per-row relevance flag as 0.0 / 1.0 and the checks."""
+    i = _inputs(metric, relevance, score, doc, k, ties, "linear")
+    cut = _check_threshold(threshold)
+    relevant = (i.relevance.cast(pl.Float64, strict=False) > cut).cast(pl.Float64)
+    return i, relevant, _checks(metric, i, _gain(i))
+
+
+def _hits(i: _Inputs, relevant: pl.Expr) -> pl.Expr:
+    """The relevant rows within the first k positions; under ties="average", their expected number.  Without a
+    cut-off, every relevant row, whatever the order."""
+    if i.cut is None:
+        return relevant.sum()
+    return _positional_sum(i, _gain(i), relevant, _UNIT_WEIGHT)
+
+
+def _no_relevant_finish(no_relevant: object, threshold: float) -> Callable[[pl.Series], pl.Series]:
+    """The value of a group without a relevant row (NaN there, as 0 / 0): `no_relevant`, or the namespace's
+    error."""
+    checked = _check_no_relevant(no_relevant)
+
+    def finish(values: pl.Series) -> pl.Series:
+        if checked != "error":
+            return values.fill_nan(checked)
+        without = int(values.is_nan().sum())
+        if without:
+            raise ValueError(NO_RELEVANT_ABOVE_MESSAGE.format(threshold=threshold, total=without))
+        return values
+
+    return finish
+
+
+def _as_float(k: int) -> float:
+    try:
+        return float(k)
+    except OverflowError:
+        return math.inf
+
+
+def precision(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """Precision of each group: its relevant rows within the first k positions, divided by k (also when the
+    group has fewer than k rows, as trec_eval's P_k); without k, by the group's rows.
+
+    Parameters
+    ----------
+    relevance, score, k, doc
+        As for `ndcg`.
+    ties
+        As for `ndcg`; "average" gives the exact expectation over every order of the tied rows.
+    threshold
+        A row is relevant when its relevance is above it.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `precision` or `precision@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [0, 1, 0, 1, 0], "score": [3, 2, 1, 5, 5]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.precision(k=1))
+    shape: (2, 2)
+    ┌───────┬─────────────┐
+    │ query ┆ precision@1 │
+    │ ---   ┆ ---         │
+    │ i64   ┆ f64         │
+    ╞═══════╪═════════════╡
+    │ 1     ┆ 0.0         │
+    │ 2     ┆ 0.5         │
+    └───────┴─────────────┘
+    """
+    i, relevant, checks = _threshold_inputs("precision", relevance, score, doc, k, ties, threshold)
+    hits = _hits(i, relevant)
+    name = _column_name("precision", i.k)
+    if i.k is None:  # a group without rows (an empty window) scores 0, as a query without rows
+        return _finish(i, name, hits / pl.len(), checks, lambda values: values.fill_nan(0.0))
+    return _finish(i, name, hits / _as_float(i.k), checks)
+
+
+def recall(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """Recall of each group: its relevant rows within the first k positions, divided by R, its relevant rows.
+
+    R counts the group's own rows only: an expression sees no judgments outside the frame, so a relevant
+    document the run did not retrieve is not counted (the namespace's `qrels=` counts it, as trec_eval).
+
+    Parameters
+    ----------
+    relevance, score, k, doc, ties, threshold
+        As for `precision`.
+    no_relevant
+        Recall of a group with R = 0: a float, None (null) or "error" (raise).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `recall` or `recall@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [1, 1, 0, 1, 0], "score": [3, 2, 1, 5, 5]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.recall(k=1))
+    shape: (2, 2)
+    ┌───────┬──────────┐
+    │ query ┆ recall@1 │
+    │ ---   ┆ ---      │
+    │ i64   ┆ f64      │
+    ╞═══════╪══════════╡
+    │ 1     ┆ 0.5      │
+    │ 2     ┆ 0.5      │
+    └───────┴──────────┘
+    """
+    i, relevant, checks = _threshold_inputs("recall", relevance, score, doc, k, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    return _finish(i, _column_name("recall", i.k), _hits(i, relevant) / relevant.sum(), checks, finish)
+
+
+def _ordered_average_precision(relevant_in_order: pl.Expr, k: int | None) -> pl.Expr:
+    """sum over relevant rows at positions p <= k of (relevant rows at positions <= p) / p, in one order."""
+    element = pl.element()
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    per_position = element * element.cum_sum() / position
+    return relevant_in_order.implode().list.eval((per_position if k is None else per_position.head(k)).sum())
+
+
+def _block_averaged_precision(score: pl.Expr, relevant: pl.Expr, cut: int | None) -> pl.Expr:
+    """The expectation of the sum above over the orders of the tied rows.  A block at positions a..b (n rows),
+    r of them relevant and C relevant rows above it, adds r/n (C+1) D + r(r-1)/(n(n-1)) (M - a D), with
+    D = sum 1/p and M = count over its positions p <= k (see `measures.average_precision`): each of its
+    relevant rows adds 1/r of it.  C + 1 and C + r are the first and last ranks of a relevant row's score
+    among the relevant rows' scores."""
+    among_relevant = pl.when(relevant > 0).then(score)
+    fields = {
+        **_block_positions(score),
+        "relevant": relevant,
+        "first_relevant": among_relevant.rank("min", descending=True),
+        "last_relevant": among_relevant.rank("max", descending=True),
+    }
+    inverse = _block_weights(fields, "inverse", cut, _Weight(lambda p: 1.0 / p.cast(pl.Float64), lambda p: 1.0 / p))
+    count = _block_weights(fields, "count", cut, _UNIT_WEIGHT)
+    a, n = _field("a").cast(pl.Float64), (_field("b") - _field("a") + 1).cast(pl.Float64)
+    first, last = _field("first_relevant").cast(pl.Float64), _field("last_relevant").cast(pl.Float64)
+    pairs = pl.when(n > 1).then((last - first) / (n * (n - 1.0))).otherwise(0.0)
+    per_row = _field("relevant") * (first / n * inverse + pairs * (count - a * inverse))
+    return _let(fields, per_row.fill_null(0.0)).list.sum()
+
+
+def average_precision(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """Average precision of each group (trec_eval's map, map_cut_k with k): over its relevant rows at
+    positions p <= k, the sum of the precision at p, divided by R, the group's relevant rows.
+
+    R counts the group's own rows only, as for `recall`.
+
+    Parameters
+    ----------
+    relevance, score, k, doc, threshold, no_relevant
+        As for `recall`.
+    ties
+        As for `ndcg`; "average" gives the exact expectation over every order of the tied rows.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `average_precision` or `average_precision@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [0, 1, 1, 1, 0], "score": [3, 2, 1, 5, 5]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.average_precision())
+    shape: (2, 2)
+    ┌───────┬───────────────────┐
+    │ query ┆ average_precision │
+    │ ---   ┆ ---               │
+    │ i64   ┆ f64               │
+    ╞═══════╪═══════════════════╡
+    │ 1     ┆ 0.583333          │
+    │ 2     ┆ 0.75              │
+    └───────┴───────────────────┘
+    """
+    i, relevant, checks = _threshold_inputs("average_precision", relevance, score, doc, k, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    summed = _ordered_average_precision(_in_ranked_order(i, _gain(i), relevant), i.cut).list.first()
+    if i.ties == "average":
+
+        def averaged(score: pl.Expr, relevant: pl.Expr) -> pl.Expr:
+            return _block_averaged_precision(score, relevant, i.cut)
+
+        summed = pl.coalesce(_in_tied_groups(i, {"relevant": relevant}, averaged), summed)
+    return _finish(i, _column_name("average_precision", i.k), summed / relevant.sum(), checks, finish)
+
+
+def success(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """Success of each group (trec_eval's success_k, ranx's hit_rate@k): 1 when a relevant row is within the
+    first k positions, else 0.
+
+    Parameters
+    ----------
+    relevance, score, k, doc, threshold
+        As for `precision`.
+    ties
+        As for `ndcg`; "average" gives the exact probability over every order of the tied rows.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `success` or `success@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [0, 1, 0, 1, 0], "score": [3, 2, 1, 5, 5]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.success(k=1))
+    shape: (2, 2)
+    ┌───────┬───────────┐
+    │ query ┆ success@1 │
+    │ ---   ┆ ---       │
+    │ i64   ┆ f64       │
+    ╞═══════╪═══════════╡
+    │ 1     ┆ 0.0       │
+    │ 2     ┆ 0.5       │
+    └───────┴───────────┘
+    """
+    i, relevant, checks = _threshold_inputs("success", relevance, score, doc, k, ties, threshold)
+    name = _column_name("success", i.k)
+    if i.ties == "average":
+        expected = _expected_from_first_relevant_block(i.cut, lambda probability, _position: probability)
+        return _finish(i, name, _from_counts(_first_relevant_block(i, relevant > 0), expected), checks)
+    relevant_in_order = _in_ranked_order(i, _gain(i), relevant).implode()
+    within = _weighted_by_position(relevant_in_order, i.cut, _UNIT_WEIGHT.expression)
+    return _finish(i, name, within.list.max().fill_null(0.0), checks)
