@@ -1,31 +1,54 @@
-"""DCG, NDCG and reciprocal rank as Polars expressions: one Float64 per group.
+"""Ranking measures as Polars expressions: one Float64 per group.
 
-    df.group_by("query").agg(exprs.ndcg(k=10), pl.len(), pl.col("clicked").mean())
+    df.group_by("query").agg(exprs.ndcg(k=10), exprs.precision(k=5), pl.len(), pl.col("clicked").mean())
     df.with_columns(exprs.ndcg(k=10).over("query"))
 
 Each function returns a `pl.Expr` evaluated over the rows of a group (`group_by(...).agg`,
 `group_by_dynamic`, `rolling`, a window with `.over(keys)`, or the whole frame in `select`), with the
-semantics and options of the `.rank_metrics` namespace (scikit-learn's tie-averaged DCG by default).
+semantics, options and error messages of the `.rank_metrics` method of the same name (scikit-learn's
+tie-averaged DCG by default; every tie mode; under `ties="average"` the exact expectation over the orders of
+tied rows).
 
-How the per-group value is computed (only the ideal DCG sorts: the k largest gains, or all without k):
+Which measures are expressions
+- `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision` and `success`: each is a
+  function of the group's own rows.  Recall and average precision divide by R, the group's relevant rows:
+  in-frame relevance only.  An expression sees no judgments outside the frame, so a relevant document the
+  run did not retrieve does not count (`qrels=` on the namespace counts it, as trec_eval does).
+- Not expressions: the measures that need judgments outside the frame or unjudged rows (num_rel, bpref and
+  gm_bpref, infAP, the judged / unjudged counts, R-precision and Rprec_mult, ndcg_rel and Rndcg with their
+  judged ideal), because R comes from the judgments there and rows with a null relevance (unjudged) are
+  refused as bad values here; the set measures, which on the frame's rows alone are `precision()` (set_P) or
+  1 (set_recall); the geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one
+  (the per-group value is AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are
+  `pl.len()` and a sum in plain Polars.  The other in-frame measures (ERR, nERR, RBP, G, iprec_at_recall,
+  11pt_avg, ...) could be expressions but are not written yet: use `evaluate` or their namespace method.
+- The measure layer (`measures/`) is not reused: its terms are written against the plan's row columns
+  (positions, relevant-before counts, sums per tie block from a group-by on (query, score)), which do not
+  exist inside an aggregation.  Two helpers carry the shared work here instead: `_positional_sum` for a
+  measure linear in per-position weights (DCG: the discounts; hits@k: 1 within k) and
+  `_expected_at_first_relevant` for the measures of the first relevant row (reciprocal rank, success).
 
-- Deterministic tie modes: each row's 1-based position is an ordinal rank by descending score, ties broken
-  as `ties` says; DCG@k = sum(gain * discount(position)), the discount 0 past k.
-- `ties="average"` (scikit-learn): a row's tie block covers positions a..b, where a = rank("min") and
-  b = rank("max") of its descending score.  scikit-learn credits the block with its mean gain times the sum
-  of the discounts of a..b, so each row adds gain * (CD(b) - CD(a - 1)) / (b - a + 1), CD(p) being the
-  cumulative discount of positions 1..min(p, k): a table lookup for a cut-off up to `_TABLE_CUTOFF_LIMIT`,
-  else a cumulative sum over the group gathered at a and b.
-- Ideal DCG: the group's k largest gains, sorted descending, times the discounts of positions 1..k.
-- Reciprocal rank with `ties="average"`: the first tie block holding a relevant row is the one at the
-  highest relevant score; with s rows before it, n in it, r of them relevant, the first relevant row lands
-  at block offset j with P(J = j) = C(n - j, r - 1) / C(n, r) and scores 1 / (s + j) (0 past k).
-
-Polars does not share a sub-expression used twice inside an aggregation (no CSE there), so each rank is
-computed once, inside a struct whose fields the rest of the formula reads (`_let`).
-
-The per-group sums, with counters for the data checks, go through one Python function applied to the
-per-group results (never to the rows): it raises the namespace's data errors, then finishes the metric.
+How the per-group value is computed
+- Polars evaluates an expression inside an aggregation group by group when it is not elementwise (a rank, a
+  sort, a cumulative sum, a range of positions): about a microsecond per group, most of the time on many
+  small groups, and it does not share a sub-expression used twice there (no CSE).  So each group sorts once
+  and the rest runs on lists, for every group at once: the values in ranked order (`sort_by` the score, ties
+  broken as `ties` says) gathered into one list per group, times a list of per-position weights built from
+  `pl.int_ranges`, summed.  The ideal DCG sorts the gains (`list.sort`).
+- `ties="average"`: a group is tied when it has fewer distinct scores than rows.  Only the tied groups' rows
+  go, as one list each, to a `list.eval` computing the expectation; the other lists are null there and cost
+  nothing, and their groups take the sorted order, which is their only one.  In a tied group, a row's tie
+  block covers positions a..b (a = rank("min"), b = rank("max") of its descending score); a measure linear
+  in per-position weights w gives each row value * (W(b) - W(a - 1)) / (b - a + 1), W(p) the weights of
+  positions 1..min(p, k) summed: a table lookup for a cut-off up to `_TABLE_CUTOFF_LIMIT`, else a cumulative
+  sum over the group gathered at a and b.  Each rank is computed once, inside a struct whose fields the
+  formula reads (`_let`).  Average precision's block formula is in `_block_averaged_precision`.
+- Reciprocal rank and success with `ties="average"`: the first tie block holding a relevant row is the one
+  at the highest relevant score; with s rows before it, n in it, r of them relevant, the first relevant row
+  lands at block offset j with P(J = j) = C(n - j, r - 1) / C(n, r), found from plain per-group sums.
+- The data checks are per-group counters in one struct that one Python function reads once, on the
+  per-group results (never the rows): it raises the namespace's data errors, else gives 0.0, added to the
+  value.
 """
 
 from __future__ import annotations
