@@ -623,9 +623,22 @@ def _first_relevant_block(i: _Inputs, relevant: pl.Expr) -> dict[str, pl.Expr]:
 def _expected_from_first_relevant_block(
     k: int | None, weigh: Callable[[pl.Expr, pl.Expr], pl.Expr]
 ) -> Callable[[pl.DataFrame], pl.Series]:
+    """The expectation per group, from the first relevant block's counts.  A block whose rows are all relevant
+    (an untied row among them) puts the first relevant row at its first position (P(J = 1) = 1): only the
+    other groups build the lists of the sum over j, which cost a `list.eval` per group."""
+
     def expected(frame: pl.DataFrame) -> pl.Series:
-        value = _expected_at_first_relevant(pl.col("before"), pl.col("size"), pl.col("relevant"), k, weigh)
-        return frame.select(pl.when(pl.col("found")).then(value).otherwise(0.0)).to_series()
+        before, size, relevant = pl.col("before"), pl.col("size"), pl.col("relevant")
+        first = before.cast(pl.Int64) + 1
+        in_cut = pl.col("found") if k is None else pl.col("found") & (first <= k)
+        certain = weigh(pl.lit(1.0), first)
+        numbered = frame.with_row_index("group").with_columns(in_cut.alias("in_cut"), certain.alias("value"))
+        uncertain = numbered.filter(pl.col("in_cut") & (relevant < size))
+        values = numbered.get_column("value")
+        if uncertain.height:
+            sums = uncertain.select(_expected_at_first_relevant(before, size, relevant, k, weigh)).to_series()
+            values = values.scatter(uncertain.get_column("group"), sums)
+        return values.zip_with(numbered.get_column("in_cut"), pl.Series([0.0] * len(values)))
 
     return expected
 
