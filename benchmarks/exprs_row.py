@@ -2,10 +2,12 @@
 
     python benchmarks/exprs_row.py        # 10M rows, 100k queries x 100 docs (minutes; 7 under heavy load)
     python benchmarks/exprs_row.py --queries 10000 --repeats 1   # a smoke run
+    python benchmarks/exprs_row.py --shapes 200000x10,100000x100 --shuffle --core   # issue 21's target 4
 
 Method
 - Data as in run.py's "100k x 100" shape (numpy seed 0): query int64 grouped and ascending, relevance int8
-  in 0..4, score float64 uniform in [0, 1).
+  in 0..4, score float64 uniform in [0, 1).  `--shapes QxD,...` runs several shapes in turn; `--shuffle`
+  shuffles the rows (numpy seed 1), so a query's rows are scattered.
 - The results of both are checked equal (to 1e-12) before timing.
 - Each repeat runs every contender once, alternating; the median wall time is reported, with the process
   CPU time (user + sys) of the same call, since the machine is shared and wall time is noisy under load.
@@ -14,7 +16,8 @@ Method
   expression's group-by runs there as an in-memory node: rank inside an aggregation is not streamable).
 - polars-ds `query_ndcg_score(..., k=10, ignore_ties=True)` is timed too when it imports (its tie-averaged
   default fails on Polars 2); its order for tied scores is our ties="reverse".
-- `uptime` is printed before and after: other processes on the machine slow every contender.
+- `--core` times only the namespace call and the bare expression (the ratio issue 21 asks for).
+- `uptime` is printed before and after each shape: other processes on the machine slow every contender.
 """
 
 from __future__ import annotations
@@ -34,16 +37,17 @@ import lodestar_polars  # noqa: F401  registers .rank_metrics
 from lodestar_polars import exprs
 
 
-def frame(queries: int, docs: int) -> pl.DataFrame:
+def frame(queries: int, docs: int, shuffle: bool) -> pl.DataFrame:
     rng = np.random.default_rng(0)
     rows = queries * docs
-    return pl.DataFrame(
+    df = pl.DataFrame(
         {
             "query": np.repeat(np.arange(queries, dtype=np.int64), docs),
             "relevance": rng.integers(0, 5, rows).astype(np.int8),
             "score": rng.random(rows),
         }
     )
+    return df[np.random.default_rng(1).permutation(rows)] if shuffle else df
 
 
 def cpu_seconds() -> float:
@@ -51,23 +55,24 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--queries", type=int, default=100_000)
-    parser.add_argument("--docs", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=3)
-    arguments = parser.parse_args()
-    print("uptime before:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-    df = frame(arguments.queries, arguments.docs)
+def load() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def shape(text: str) -> tuple[int, int]:
+    queries, docs = text.lower().split("x")
+    return int(queries), int(docs)
+
+
+def contenders_for(df: pl.DataFrame, core: bool) -> dict[str, Callable[[], object]]:
     lf = df.lazy()
-    print(f"{df.height:,} rows, {arguments.queries:,} queries x {arguments.docs} documents; polars {pl.__version__}")
-
-    expected = df.rank_metrics.ndcg(k=10)
-    assert_frame_equal(df.group_by("query").agg(exprs.ndcg(k=10)).sort("query"), expected, abs_tol=1e-12)
-
     contenders: dict[str, Callable[[], object]] = {
         "namespace df.rank_metrics.ndcg(k=10)": lambda: df.rank_metrics.ndcg(k=10),
         'expression df.group_by("query").agg(exprs.ndcg(k=10))': lambda: df.group_by("query").agg(exprs.ndcg(k=10)),
+    }
+    if core:
+        return contenders
+    contenders |= {
         "expression beside pl.len() and a mean": lambda: df.group_by("query").agg(
             exprs.ndcg(k=10), pl.len(), pl.col("score").mean()
         ),
@@ -86,7 +91,19 @@ def main() -> None:
         contenders["polars-ds query_ndcg_score(k=10, ignore_ties=True)"] = lambda: df.group_by("query").agg(pds_ndcg)
     except ImportError as missing:
         print(f"polars-ds not timed: {missing}")
+    return contenders
 
+
+def run_shape(queries: int, docs: int, arguments: argparse.Namespace) -> None:
+    print("\nuptime before:", load())
+    df = frame(queries, docs, arguments.shuffle)
+    order = "shuffled" if arguments.shuffle else "grouped"
+    print(f"{df.height:,} rows, {queries:,} queries x {docs} documents, {order}; polars {pl.__version__}")
+
+    expected = df.rank_metrics.ndcg(k=10)
+    assert_frame_equal(df.group_by("query").agg(exprs.ndcg(k=10)).sort("query"), expected, abs_tol=1e-12)
+
+    contenders = contenders_for(df, arguments.core)
     walls: dict[str, list[float]] = {name: [] for name in contenders}
     cpus: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(arguments.repeats):
@@ -103,7 +120,20 @@ def main() -> None:
     for name in contenders:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
         print(f"| {name} | {wall:.2f} | {cpu:.2f} | {wall / base_wall:.2f} | {cpu / base_cpu:.2f} |")
-    print("\nuptime after:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    print("\nuptime after:", load())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--docs", type=int, default=100)
+    parser.add_argument("--shapes", type=lambda text: [shape(s) for s in text.split(",")], default=None)
+    parser.add_argument("--shuffle", action="store_true")
+    parser.add_argument("--core", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
+    arguments = parser.parse_args()
+    for queries, docs in arguments.shapes or [(arguments.queries, arguments.docs)]:
+        run_shape(queries, docs, arguments)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import exprs
 
 TIES = ["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
+ALL_METRICS = ["ndcg", "dcg", "reciprocal_rank", "precision", "recall", "average_precision", "success"]
 ENGINES = ["eager", "in-memory", "streaming"]
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TOLERANCE = {"abs_tol": 1e-12, "rel_tol": 1e-12}
@@ -216,7 +217,7 @@ def namespace_on_rows(rows: pl.DataFrame, metric: str, **options: Any) -> float:
     return value
 
 
-@pytest.mark.parametrize("metric", ["ndcg", "dcg", "reciprocal_rank"])
+@pytest.mark.parametrize("metric", ALL_METRICS)
 def test_rolling_windows_match_the_namespace_on_each_window(timed: pl.DataFrame, metric: str) -> None:
     result = timed.rolling("t", period="5i").agg(getattr(exprs, metric)(k=3).alias("value"))
     for t, value in result.iter_rows():
@@ -224,7 +225,7 @@ def test_rolling_windows_match_the_namespace_on_each_window(timed: pl.DataFrame,
         assert value == pytest.approx(namespace_on_rows(window, metric, k=3), abs=1e-12)
 
 
-@pytest.mark.parametrize("metric", ["ndcg", "dcg", "reciprocal_rank"])
+@pytest.mark.parametrize("metric", ALL_METRICS)
 def test_group_by_dynamic_windows_match_the_namespace_on_each_window(timed: pl.DataFrame, metric: str) -> None:
     result = timed.group_by_dynamic("t", every="7i", period="10i").agg(getattr(exprs, metric)(k=4).alias("value"))
     assert result.height > 2
@@ -375,7 +376,7 @@ CONTEXTS = [(engine, context) for engine in ENGINES for context in ("agg", "over
 
 @pytest.mark.parametrize(("engine", "context"), CONTEXTS)
 @pytest.mark.parametrize(("column", "bad"), [("relevance", None), ("relevance", math.nan), ("score", math.inf)])
-@pytest.mark.parametrize("metric", ["ndcg", "dcg", "reciprocal_rank"])
+@pytest.mark.parametrize("metric", ALL_METRICS)
 def test_null_nan_or_infinite_values(
     small: pl.DataFrame, metric: str, column: str, bad: float | None, engine: str, context: str
 ) -> None:
