@@ -263,9 +263,13 @@ def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.
         gain = _gain(spec, relevance)
         derived.append((pl.when(relevance.is_null()).then(0.0).otherwise(gain) if judged else gain).alias(GAIN))
     if _needs(spec, Quantity.RELEVANT):
-        relevant = relevance.cast(pl.Float64) > spec.threshold
-        derived.append((relevant.fill_null(False) if judged else relevant).alias(RELEVANT))
+        derived.append(_relevant(spec, judged).alias(RELEVANT))
     return rows.with_columns(derived) if derived else rows
+
+
+def _relevant(spec: Spec, judged: bool) -> pl.Expr:
+    relevant = pl.col(RELEVANCE).cast(pl.Float64) > spec.threshold
+    return relevant.fill_null(False) if judged else relevant
 
 
 def _joins_relevance_late(spec: Spec, judged: bool) -> bool:
@@ -369,16 +373,17 @@ def _position(spec: Spec, names: _Names, *, judged: bool, by_relevant: bool = Fa
     return pl.struct(score, *tie_break).rank("ordinal", descending=True).over(keys)
 
 
-def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
+def _relevant_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
     """For a relevant row: the relevant rows ranked above it.  With tie averaging, by score in row order
     within a tie block, so that the block's least value counts the relevant rows of higher score (an ordinal
-    rank costs less than rank("min"))."""
-    relevant = pl.col(RELEVANT)
+    rank costs less than rank("min")); the relevant flag is then read from the relevance, so that this window
+    runs with the position windows, before the relevant flag's column exists (`_windows_read_gain`)."""
     if spec.ties == "average":
-        ranked = pl.when(relevant).then(pl.col(SCORE)).rank("ordinal", descending=True)
+        ranked = pl.when(_relevant(spec, judged)).then(pl.col(SCORE)).rank("ordinal", descending=True)
     else:
-        ranked = pl.when(relevant).then(pl.col(_threshold_position(spec))).rank("ordinal")
-    return (ranked.over(names.group) - 1).cast(pl.Int64)
+        ranked = pl.when(pl.col(RELEVANT)).then(pl.col(_threshold_position(spec))).rank("ordinal")
+    # 4 bytes a row, as the positions; signed, so that differences with them are signed too
+    return (ranked.over(names.group) - 1).cast(pl.Int32)
 
 
 def _judged_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
@@ -432,7 +437,6 @@ def _windows_read_gain(spec: Spec, judged: bool) -> bool:
     return (
         spec.ties in ("optimistic", "pessimistic")
         or _needs(spec, Quantity.QUERY_TOTALS)
-        or (spec.ties == "average" and _needs(spec, Quantity.RELEVANT_BEFORE))
         or (not judged and _needs(spec, Quantity.IDEAL_DCG) and not _gain_follows_relevance(spec))
     )
 
@@ -1082,7 +1086,7 @@ def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average
     if _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
         derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
     if _needs(spec, Quantity.RELEVANT_BEFORE) and (spec.ties != "average" or ap_average):
-        derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
+        derived.append(_relevant_before(spec, judged, names).alias(RELEVANT_BEFORE))
     if _needs(spec, Quantity.JUDGED_BEFORE):
         derived.append(_judged_before(spec, judged, names).alias(JUDGED_BEFORE))
     if _needs(spec, Quantity.POOLED_BEFORE):
@@ -1183,7 +1187,7 @@ def _flagged_per_query(
         windows.append(_doc_value(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
     # with tie averaging the relevant rows ranked above read the scores only: a window sharing the groups
     if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
-        windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
+        windows.append(_relevant_before(spec, judged, names).alias(RELEVANT_BEFORE))
     # with the relevance joined late, every row that counts goes to the block group-by instead (`_aggregate`)
     if _averages_blocks(spec, judged) and not late:
         windows.append(_in_tied_query(names).alias(TIED))
