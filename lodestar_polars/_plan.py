@@ -1138,6 +1138,27 @@ def _with_ideal_discount(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.Laz
     return rows
 
 
+# quantities whose per-row columns read rows of the query ranked below the row
+_READ_THE_WHOLE_QUERY = (
+    Quantity.IDEAL_ERR,
+    Quantity.GREATEST_GAIN,
+    Quantity.RUN_PREFIXES,
+    Quantity.IDEAL_PREFIXES,
+    Quantity.JUDGED_BEFORE,
+    Quantity.POOLED_BEFORE,
+    Quantity.CONTINUATION,
+    Quantity.TIE_BLOCKS,
+)
+
+
+def _row_local_terms(spec: Spec, judged: bool) -> bool:
+    """Whether the per-row columns taken after the windows (`_after_windows`, `_with_term_columns`) read each
+    row alone (and its positions): dropping other rows of its query then changes none of them."""
+    context = _context(spec, judged)
+    whole_query = any(_needs(spec, quantity) for quantity in _READ_THE_WHOLE_QUERY)
+    return not whole_query and not any(definition.running(context) for definition, _ in _definitions(spec))
+
+
 def _after_windows(
     rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, *, late: bool, gain_after: bool
 ) -> pl.LazyFrame:
@@ -1206,9 +1227,13 @@ def _flagged_per_query(
             # forked from the windows' output, not from the rows with their term columns: the streaming engine
             # holds the rows a branch has not read yet, and the windows' output columns are held anyway
             tied = windowed.filter(pl.col(TIED))
+            row_local = _row_local_terms(spec, judged)
+            if row_local:  # the rows past the cut-off dropped first: the filter's window then holds fewer columns
+                tied = _rows_that_count(tied, spec, names)
             tied_rows = _after_windows(tied, qrels, spec, names, late=late, gain_after=not gain_first)
             tied_rows = _with_term_columns(tied_rows, spec, names, ap_average=False, judged=judged)
-            tied_rows = _rows_that_count(tied_rows, spec, names)
+            if not row_local:
+                tied_rows = _rows_that_count(tied_rows, spec, names)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     per_query = _aggregate(rows, terms_rows, tied_rows, spec, names, judged, checks)
     if qrels is not None:
