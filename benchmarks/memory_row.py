@@ -113,7 +113,8 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--decimals", type=int, default=None, help="round the scores (ties)")
     parser.add_argument("--calls", nargs="+", default=["ndcg", "evaluate"], choices=list(CALLS))
-    parser.add_argument("--engines", nargs="+", default=["auto", "streaming"], choices=["auto", "streaming", "in-memory"])
+    engines = ["auto", "streaming", "in-memory"]
+    parser.add_argument("--engines", nargs="+", default=["auto", "streaming"], choices=engines)
     parser.add_argument("--sources", nargs="+", default=["frame", "parquet"], choices=["frame", "parquet"])
     parser.add_argument("--repeats", type=int, default=1, help="children per row; the largest peak is shown")
     args = parser.parse_args()
@@ -131,7 +132,10 @@ def main() -> None:
         f"{path.stat().st_size / 2**20:.1f} MB; load average {os.getloadavg()[0]:.1f}; polars {pl.__version__}",
         flush=True,
     )
-    header = f"| {'call':<33} | {'source':<7} | {'engine':<9} | before MB | peak MB | +MB | x raw | wall s | CPU s | +MB of each child |"
+    header = (
+        f"| {'call':<33} | {'source':<7} | {'engine':<9} | before MB | peak MB | +MB | x raw | wall s | CPU s "
+        "| +MB of each child |"
+    )
     print(header)
     print("|" + "|".join("-" * (len(cell)) for cell in header.split("|")[1:-1]) + "|")
     for call in args.calls:
