@@ -28,7 +28,8 @@ query of n rows:
    exact; each measure module gives its terms' block form from them (and says why in its docstring).  A row
    in no tie is a block of one: its block term is its row term.  Only the rows of the queries holding a tie
    (fewer distinct scores than rows: `_in_tied_query`) go to a group-by on (keys, score) that computes every
-   block sum once (`_block_sums`), and the block terms from them; the other queries' rows count in the row
+   block sum once (`_block_sums`), and the block terms from them (of a query longer than the largest
+   cut-off, only the tie blocks reaching it: `_blocks_reaching`); the other queries' rows count in the row
    sums.
    With the relevance joined late (below), every row that counts goes to that group-by (a row in no tie is a
    block of one), so the tied flag needs no window over every row.
