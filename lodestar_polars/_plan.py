@@ -28,7 +28,8 @@ query of n rows:
    exact; each measure module gives its terms' block form from them (and says why in its docstring).  A row
    in no tie is a block of one: its block term is its row term.  Only the rows of the queries holding a tie
    (fewer distinct scores than rows: `_in_tied_query`) go to a group-by on (keys, score) that computes every
-   block sum once (`_block_sums`), and the block terms from them; the other queries' rows count in the row
+   block sum once (`_block_sums`), and the block terms from them (of a query longer than the largest
+   cut-off, only the tie blocks reaching it: `_blocks_reaching`); the other queries' rows count in the row
    sums.
    With the relevance joined late (below), every row that counts goes to that group-by (a row in no tie is a
    block of one), so the tied flag needs no window over every row.
@@ -719,17 +720,39 @@ def _averages_blocks(spec: Spec, judged: bool) -> bool:
     return spec.ties == "average" and any(term.block is not None for term in _terms(spec, judged).values())
 
 
-def _in_tied_query(names: _Names) -> pl.Expr:
-    """Whether a row's query holds two rows of one score.  Its rows then all go to the block group-by (a row
-    in no tie as a block of one).  Per query, not per row (`is_duplicated`): beside the two rank windows,
-    counting distinct scores added 0.11 s of CPU on 100k x 100 rows and 0.16 s on 1M x 10, flagging the tied
-    rows 0.32 s and 0.72 s."""
-    return (pl.col(SCORE).n_unique() < pl.len()).over(names.group)
+def _largest_cutoff(spec: Spec) -> int | None:
+    """The largest cut-off of the call, None when a measure has none."""
+    cutoffs = [cut_at(m.cutoff) for m in spec.measures]
+    return None if None in cutoffs else max(c for c in cutoffs if c is not None)
+
+
+def _in_tied_query(names: _Names, spec: Spec) -> pl.Expr:
+    """Null when a row's query holds no two rows of one score; else whether every row of the query can count
+    (no cut-off, or no more rows than the largest one), or only the tie blocks reaching the largest cut-off
+    (`_blocks_reaching`).  A tied query's rows go to the block group-by (a row in no tie as a block of one).
+    Per query, not per row (`is_duplicated`): beside the two rank windows, counting distinct scores added
+    0.11 s of CPU on 100k x 100 rows and 0.16 s on 1M x 10, flagging the tied rows 0.32 s and 0.72 s."""
+    largest = _largest_cutoff(spec)
+    every_row = pl.lit(True) if largest is None else pl.len() <= largest
+    return pl.when(pl.col(SCORE).n_unique() < pl.len()).then(every_row).over(names.group)
+
+
+def _blocks_reaching(rows: pl.LazyFrame, largest: int, names: _Names) -> pl.LazyFrame:
+    """The rows of the tied queries longer than the largest cut-off (`_in_tied_query` False) in the tie blocks
+    reaching it: those scoring at least the score at position `largest`, taken per query by a group-by over
+    the first `largest` rows and joined on (a window over the query cost more on 100k x 100 rows, 0.30
+    against 0.22 s of CPU)."""
+    at_cutoff = f"{_P}score_at_cutoff"
+    long = pl.col(TIED).not_()
+    first = rows.filter(long & (pl.col(POSITION) <= largest))
+    scores = first.group_by(names.group).agg(pl.col(SCORE).min().alias(at_cutoff))
+    reaching = rows.filter(long).join(scores, on=names.group).filter(pl.col(SCORE) >= pl.col(at_cutoff))
+    return reaching.drop(at_cutoff)
 
 
 def _alone(row: pl.Expr) -> pl.Expr:
     """A per-row term for the rows of the queries in no tie (with tie averaging); the others count by block."""
-    return pl.when(~pl.col(TIED)).then(row)
+    return pl.when(pl.col(TIED).is_null()).then(row)
 
 
 def _reduce(value: pl.Expr, least: bool) -> pl.Expr:
@@ -1250,7 +1273,7 @@ def _flagged_per_query(
         windows.append(_relevant_before(spec, judged, names).alias(RELEVANT_BEFORE))
     # with the relevance joined late, every row that counts goes to the block group-by instead (`_aggregate`)
     if _averages_blocks(spec, judged) and not late:
-        windows.append(_in_tied_query(names).alias(TIED))
+        windows.append(_in_tied_query(names, spec).alias(TIED))
     windowed = rows.with_columns(windows)
     rows = _after_windows(windowed, qrels, spec, names, late=late, gain_after=not late and not gain_first)
     terms_rows = tied_rows = None
@@ -1265,10 +1288,17 @@ def _flagged_per_query(
         if _averages_blocks(spec, judged):
             # forked from the windows' output, not from the rows with their term columns: the streaming engine
             # holds the rows a branch has not read yet, and the windows' output columns are held anyway
-            tied = windowed.filter(pl.col(TIED))
+            largest = _largest_cutoff(spec)
             row_local = _row_local_terms(spec, judged)
-            if row_local:  # the rows past the cut-off dropped first: the filter's window then holds fewer columns
-                tied = _rows_that_count(tied, spec, names)
+            if row_local:
+                # the rows past the cut-off dropped first (the term columns then hold fewer rows): a tied query
+                # no longer than the largest cut-off (TIED true) keeps every row, a longer one (TIED false)
+                # the tie blocks reaching the cut-off
+                tied = windowed.filter(pl.col(TIED))
+                if largest is not None:
+                    tied = pl.concat([tied, _blocks_reaching(windowed, largest, names)])
+            else:  # a term column reads the whole query: every row of a tied query, cut after
+                tied = windowed.filter(pl.col(TIED).is_not_null())
             tied_rows = _after_windows(tied, qrels, spec, names, late=late, gain_after=not gain_first)
             tied_rows = _with_term_columns(tied_rows, spec, names, ap_average=False, judged=judged)
             if not row_local:
