@@ -650,7 +650,6 @@ def _rows_that_count(rows: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFr
 def _aggregate(
     rows: pl.LazyFrame,
     terms_rows: pl.LazyFrame | None,
-    tied_rows: pl.LazyFrame | None,
     spec: Spec,
     names: _Names,
     judged: bool,
@@ -661,10 +660,14 @@ def _aggregate(
     terms come from them, the counters from every row.  With `ties="average"`, the terms that tie blocks
     change come from a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on
     and added: over the rows that count when they are given (a row in no tie is a block of one, whose block
-    term is its row term), else over `tied_rows`, the rows that count of the queries holding a tie, the others
-    counting in the per-row sums."""
+    term is its row term), else over the rows of the queries holding a tie only (of a query longer than the
+    largest cut-off, the tie blocks reaching it), the others counting in the per-row sums."""
     terms = _terms(spec, judged)
     averaged = _averages_blocks(spec, judged)
+    largest = _largest_cutoff(spec)
+    if averaged and terms_rows is None and largest is not None:
+        # read by three branches: an explicit cache, or Polars' common-plan cache recomputes the windows in one
+        rows = rows.cache()
     every_row_by_block = averaged and terms_rows is not None
     per_row = [
         _reduce(_alone(term.row) if averaged and term.block is not None else term.row, term.least).alias(name)
@@ -693,9 +696,14 @@ def _aggregate(
             row_totals = terms_rows.group_by(names.group).agg(per_row)
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
     # the blocks: every row that counts (relevance joined late), or those of the queries holding a tie
-    tied = terms_rows if terms_rows is not None else tied_rows
-    if not averaged or tied is None:
+    if not averaged:
         return per_query
+    if terms_rows is not None:
+        tied = terms_rows
+    elif largest is None:
+        tied = rows.filter(pl.col(TIED))
+    else:
+        tied = pl.concat([rows.filter(pl.col(TIED)), _blocks_reaching(rows, largest, names)])
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
     blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(terms))
@@ -1200,27 +1208,6 @@ def _with_ideal_discount(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.Laz
     return rows
 
 
-# quantities whose per-row columns read rows of the query ranked below the row
-_READ_THE_WHOLE_QUERY = (
-    Quantity.IDEAL_ERR,
-    Quantity.GREATEST_GAIN,
-    Quantity.RUN_PREFIXES,
-    Quantity.IDEAL_PREFIXES,
-    Quantity.JUDGED_BEFORE,
-    Quantity.POOLED_BEFORE,
-    Quantity.CONTINUATION,
-    Quantity.TIE_BLOCKS,
-)
-
-
-def _row_local_terms(spec: Spec, judged: bool) -> bool:
-    """Whether the per-row columns taken after the windows (`_after_windows`, `_with_term_columns`) read each
-    row alone (and its positions): dropping other rows of its query then changes none of them."""
-    context = _context(spec, judged)
-    whole_query = any(_needs(spec, quantity) for quantity in _READ_THE_WHOLE_QUERY)
-    return not whole_query and not any(definition.running(context) for definition, _ in _definitions(spec))
-
-
 def _after_windows(
     rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, *, late: bool, gain_after: bool
 ) -> pl.LazyFrame:
@@ -1274,9 +1261,10 @@ def _flagged_per_query(
     # with the relevance joined late, every row that counts goes to the block group-by instead (`_aggregate`)
     if _averages_blocks(spec, judged) and not late:
         windows.append(_in_tied_query(names, spec).alias(TIED))
-    windowed = rows.with_columns(windows)
-    rows = _after_windows(windowed, qrels, spec, names, late=late, gain_after=not late and not gain_first)
-    terms_rows = tied_rows = None
+    rows = _after_windows(
+        rows.with_columns(windows), qrels, spec, names, late=late, gain_after=not late and not gain_first
+    )
+    terms_rows = None
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
         terms_rows = _with_gain_and_relevant(terms_rows, spec, judged)
@@ -1285,26 +1273,8 @@ def _flagged_per_query(
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
     else:
         rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged)
-        if _averages_blocks(spec, judged):
-            # forked from the windows' output, not from the rows with their term columns: the streaming engine
-            # holds the rows a branch has not read yet, and the windows' output columns are held anyway
-            largest = _largest_cutoff(spec)
-            row_local = _row_local_terms(spec, judged)
-            if row_local:
-                # the rows past the cut-off dropped first (the term columns then hold fewer rows): a tied query
-                # no longer than the largest cut-off (TIED true) keeps every row, a longer one (TIED false)
-                # the tie blocks reaching the cut-off
-                tied = windowed.filter(pl.col(TIED))
-                if largest is not None:
-                    tied = pl.concat([tied, _blocks_reaching(windowed, largest, names)])
-            else:  # a term column reads the whole query: every row of a tied query, cut after
-                tied = windowed.filter(pl.col(TIED).is_not_null())
-            tied_rows = _after_windows(tied, qrels, spec, names, late=late, gain_after=not gain_first)
-            tied_rows = _with_term_columns(tied_rows, spec, names, ap_average=False, judged=judged)
-            if not row_local:
-                tied_rows = _rows_that_count(tied_rows, spec, names)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
-    per_query = _aggregate(rows, terms_rows, tied_rows, spec, names, judged, checks)
+    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
     if qrels is not None:
         if spec.judged_only:
             emptied = _emptied_queries(retrieved, per_query, spec, names)
