@@ -286,13 +286,9 @@ def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.
         gain = _gain(spec, relevance)
         derived.append((pl.when(relevance.is_null()).then(0.0).otherwise(gain) if judged else gain).alias(GAIN))
     if _needs(spec, Quantity.RELEVANT):
-        derived.append(_relevant(spec, judged).alias(RELEVANT))
+        relevant = relevance.cast(pl.Float64) > spec.threshold
+        derived.append((relevant.fill_null(False) if judged else relevant).alias(RELEVANT))
     return rows.with_columns(derived) if derived else rows
-
-
-def _relevant(spec: Spec, judged: bool) -> pl.Expr:
-    relevant = pl.col(RELEVANCE).cast(pl.Float64) > spec.threshold
-    return relevant.fill_null(False) if judged else relevant
 
 
 def _joins_relevance_late(spec: Spec, judged: bool) -> bool:
@@ -396,17 +392,16 @@ def _position(spec: Spec, names: _Names, *, judged: bool, by_relevant: bool = Fa
     return pl.struct(score, *tie_break).rank("ordinal", descending=True).over(keys)
 
 
-def _relevant_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
+def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
     """For a relevant row: the relevant rows ranked above it.  With tie averaging, by score in row order
     within a tie block, so that the block's least value counts the relevant rows of higher score (an ordinal
-    rank costs less than rank("min")); the relevant flag is then read from the relevance, so that this window
-    runs with the position windows, before the relevant flag's column exists (`_windows_read_gain`)."""
+    rank costs less than rank("min"))."""
+    relevant = pl.col(RELEVANT)
     if spec.ties == "average":
-        ranked = pl.when(_relevant(spec, judged)).then(pl.col(SCORE)).rank("ordinal", descending=True)
+        ranked = pl.when(relevant).then(pl.col(SCORE)).rank("ordinal", descending=True)
     else:
-        ranked = pl.when(pl.col(RELEVANT)).then(pl.col(_threshold_position(spec))).rank("ordinal")
-    # 4 bytes a row, as the positions; signed, so that differences with them are signed too
-    return (ranked.over(names.group) - 1).cast(pl.Int32)
+        ranked = pl.when(relevant).then(pl.col(_threshold_position(spec))).rank("ordinal")
+    return (ranked.over(names.group) - 1).cast(pl.Int64)
 
 
 def _judged_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
@@ -452,16 +447,6 @@ def _with_query_totals(
     )
     joined = rows.join(totals, on=names.query, how="left", maintain_order="left" if keep_order else "none")
     return joined.with_columns(pl.col(ROW_RELEVANT_TOTAL, ROW_NONRELEVANT_TOTAL).fill_null(0.0))
-
-
-def _windows_read_gain(spec: Spec, judged: bool) -> bool:
-    """Whether the position windows (or the query totals before them) read the gain or the relevant flag.
-    When they do not, both are taken after the windows, in each branch that reads them."""
-    return (
-        spec.ties in ("optimistic", "pessimistic")
-        or _needs(spec, Quantity.QUERY_TOTALS)
-        or (not judged and _needs(spec, Quantity.IDEAL_DCG) and not _gain_follows_relevance(spec))
-    )
 
 
 def _gain_follows_relevance(spec: Spec) -> bool:
@@ -660,8 +645,8 @@ def _aggregate(
     terms come from them, the counters from every row.  With `ties="average"`, the terms that tie blocks
     change come from a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on
     and added: over the rows that count when they are given (a row in no tie is a block of one, whose block
-    term is its row term), else over the rows of the queries holding a tie only (of a query longer than the
-    largest cut-off, the tie blocks reaching it), the others counting in the per-row sums."""
+    term is its row term), else over the rows of the queries holding a tie only, the others counting in the
+    per-row sums."""
     terms = _terms(spec, judged)
     averaged = _averages_blocks(spec, judged)
     largest = _largest_cutoff(spec)
@@ -695,9 +680,9 @@ def _aggregate(
         if per_row:
             row_totals = terms_rows.group_by(names.group).agg(per_row)
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
-    # the blocks: every row that counts (relevance joined late), or those of the queries holding a tie
     if not averaged:
         return per_query
+    # the blocks: every row that counts (relevance joined late), or those of the queries holding a tie
     if terms_rows is not None:
         tied = terms_rows
     elif largest is None:
@@ -1156,7 +1141,7 @@ def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average
     if _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
         derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
     if _needs(spec, Quantity.RELEVANT_BEFORE) and (spec.ties != "average" or ap_average):
-        derived.append(_relevant_before(spec, judged, names).alias(RELEVANT_BEFORE))
+        derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     if _needs(spec, Quantity.JUDGED_BEFORE):
         derived.append(_judged_before(spec, judged, names).alias(JUDGED_BEFORE))
     if _needs(spec, Quantity.POOLED_BEFORE):
@@ -1208,26 +1193,6 @@ def _with_ideal_discount(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.Laz
     return rows
 
 
-def _after_windows(
-    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, *, late: bool, gain_after: bool
-) -> pl.LazyFrame:
-    """The per-row columns taken after the position windows, before the term columns: with `gain_after`, the
-    gain and relevant flag first (`_windows_read_gain`)."""
-    judged = qrels is not None
-    if gain_after:
-        rows = _with_gain_and_relevant(rows, spec, judged)
-    rows = _with_ideal_discount(rows, spec, judged)
-    if not judged:
-        rows = _with_ideal_err_rows(rows, spec, names.group)
-    if _needs(spec, Quantity.GREATEST_GAIN) and not late:
-        rows = _with_greatest_gain(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
-    if _needs(spec, Quantity.RUN_PREFIXES):
-        rows = rows.with_columns(_run_prefixes(spec, names))
-    if _needs(spec, Quantity.IDEAL_PREFIXES):
-        rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
-    return rows
-
-
 def _flagged_per_query(
     run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, groups: pl.LazyFrame | None = None
 ) -> tuple[pl.LazyFrame, _Names]:
@@ -1243,11 +1208,10 @@ def _flagged_per_query(
         rows = _judged_retrieved(rows, qrels, spec, names)
     if qrels is not None and not late:
         rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
-    gain_first = not late and _windows_read_gain(spec, judged)
-    if gain_first:
+    if not late:
         rows = _with_gain_and_relevant(rows, spec, judged)
-    if not late and _needs(spec, Quantity.QUERY_TOTALS):
-        rows = _with_query_totals(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
+        if _needs(spec, Quantity.QUERY_TOTALS):
+            rows = _with_query_totals(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     windows = [_position(spec, names, judged=judged).alias(POSITION)]
     if _splits_positions(spec):
         windows.append(_position(spec, names, judged=judged, by_relevant=True).alias(RELEVANT_POSITION))
@@ -1257,13 +1221,19 @@ def _flagged_per_query(
         windows.append(_doc_value(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
     # with tie averaging the relevant rows ranked above read the scores only: a window sharing the groups
     if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
-        windows.append(_relevant_before(spec, judged, names).alias(RELEVANT_BEFORE))
+        windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     # with the relevance joined late, every row that counts goes to the block group-by instead (`_aggregate`)
     if _averages_blocks(spec, judged) and not late:
         windows.append(_in_tied_query(names, spec).alias(TIED))
-    rows = _after_windows(
-        rows.with_columns(windows), qrels, spec, names, late=late, gain_after=not late and not gain_first
-    )
+    rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
+    if not judged:
+        rows = _with_ideal_err_rows(rows, spec, names.group)
+    if _needs(spec, Quantity.GREATEST_GAIN) and not late:
+        rows = _with_greatest_gain(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
+    if _needs(spec, Quantity.RUN_PREFIXES):
+        rows = rows.with_columns(_run_prefixes(spec, names))
+    if _needs(spec, Quantity.IDEAL_PREFIXES):
+        rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     terms_rows = None
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
