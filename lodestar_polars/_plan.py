@@ -34,8 +34,9 @@ query of n rows:
    With the relevance joined late (below), every row that counts goes to that group-by (a row in no tie is a
    block of one), so the tied flag needs no window over every row.
 4. Measures that read prefixes in position order (trec_eval's G, ndcg_rel, Rndcg, rbp) get them from windows
-   ordered by position (`Running`, the run's and the ideal order's prefixes, the ideal's joined on the
-   position) before the group-by.
+   ordered by position (`Running`, the run's and the ideal order's prefixes, with the relevant rows ranked
+   above in the deterministic tie modes, in one context) before the group-by.  Without judgments the ideal's
+   come from the query's gains sorted inside those windows; with them they are joined on the position.
 5. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
@@ -55,7 +56,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
@@ -404,6 +405,13 @@ def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
     return (ranked.over(names.group) - 1).cast(pl.Int64)
 
 
+def _counted_before(flag: pl.Expr, spec: Spec, names: _Names) -> pl.Expr:
+    """For a flagged row, the flagged rows ranked above it (deterministic tie modes), as a running count in the
+    order the measures counting relevant rows read; null on the other rows."""
+    above = flag.cast(pl.Int64).cum_sum() - 1
+    return pl.when(flag).then(above).over(names.group, order_by=_threshold_position(spec))
+
+
 def _judged_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
     """For a judged row (with judgments: judged at a level >= 0; without: every row): the judged rows ranked
     above it, in the order the measures counting relevant rows read."""
@@ -424,6 +432,15 @@ def _pooled_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
     return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
 
 
+def _query_totals_in_rows(names: _Names) -> list[pl.Expr]:
+    """Without judgments, R and N of each row's query (`Quantity.QUERY_TOTALS`), as windows over its rows."""
+    relevant = pl.col(RELEVANT)
+    return [
+        relevant.sum().over(names.group).cast(pl.Float64).alias(ROW_RELEVANT_TOTAL),
+        (~relevant).sum().over(names.group).cast(pl.Float64).alias(ROW_NONRELEVANT_TOTAL),
+    ]
+
+
 def _with_query_totals(
     rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
 ) -> pl.LazyFrame:
@@ -431,11 +448,7 @@ def _with_query_totals(
     of the query's judged documents (retrieved or not; a negative level counts in neither, as trec_eval's
     form_res_rels), joined on the query keys; without, from the query's rows."""
     if qrels is None:
-        relevant = pl.col(RELEVANT)
-        return rows.with_columns(
-            relevant.sum().over(names.group).cast(pl.Float64).alias(ROW_RELEVANT_TOTAL),
-            (~relevant).sum().over(names.group).cast(pl.Float64).alias(ROW_NONRELEVANT_TOTAL),
-        )
+        return rows.with_columns(_query_totals_in_rows(names))
     relevance = pl.col(RELEVANCE)
     totals = (
         _qrels_rows(qrels, spec, names)
@@ -524,12 +537,16 @@ def _ideal_err_terms(spec: Spec) -> list[pl.Expr]:
     ]
 
 
+def _greatest_gain() -> pl.Expr:
+    return pl.max_horizontal(pl.col(GAIN).max(), 0.0).fill_null(0.0)
+
+
 def _with_greatest_gain(
     rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
 ) -> pl.LazyFrame:
     """Each row gets its query's greatest gain, taken with 0 (`Quantity.GREATEST_GAIN`): without judgments
     over its rows, with them over its judged documents, retrieved or not (0 for a query without judgments)."""
-    greatest = pl.max_horizontal(pl.col(GAIN).max(), 0.0).fill_null(0.0)
+    greatest = _greatest_gain()
     if qrels is None:
         return rows.with_columns(greatest.over(names.group).alias(GAIN_HIGH))
     judged = _qrels_rows(qrels, spec, names).with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
@@ -576,27 +593,38 @@ def _ideal_prefixes(ideal: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.Lazy
 
 
 def _with_ideal_prefixes(
-    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
+    rows: pl.LazyFrame, qrels: pl.LazyFrame, spec: Spec, names: _Names, keep_order: bool
 ) -> pl.LazyFrame:
-    """Each row gets the ideal order's prefixes at its position (`Quantity.IDEAL_PREFIXES`): without judgments
-    from its query's rows, with them from its query's judged documents; past the ideal list, the totals (the
-    greatest prefixes of its query) and no boundary weight."""
-    if qrels is None:
-        keys = names.group
-        ideal = rows.select(*keys, IDEAL_POSITION, GAIN)
-    else:
-        keys = names.query
-        judged = _qrels_rows(qrels, spec, names).filter(pl.col(RELEVANCE).is_not_null())
-        judged = judged.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
-        ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
+    """With judgments, each row gets the ideal order's prefixes at its position (`Quantity.IDEAL_PREFIXES`)
+    from its query's judged documents; past the ideal list, the totals (the greatest prefixes of its query) and
+    no boundary weight.  Without judgments: `_ideal_prefixes_in_run_order`."""
+    keys = names.query
+    judged = _qrels_rows(qrels, spec, names).filter(pl.col(RELEVANCE).is_not_null())
+    judged = judged.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
+    ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
     prefixes = _ideal_prefixes(ideal, spec, keys)
     joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
-    if qrels is None:  # the ideal order ranks the same rows: every position has its ideal prefixes
-        return joined
     return joined.with_columns(
         pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).max().over(names.group)),
         pl.col(BOUNDARY_WEIGHT_AT).fill_null(0.0),
     )
+
+
+def _ideal_prefixes_in_run_order(spec: Spec, names: _Names) -> list[pl.Expr]:
+    """Without judgments, the ideal prefixes of `_ideal_prefixes` as windows ordered by position, no join: in
+    such a window the query's gains sorted descending are the ideal order's, the one at the row of position p
+    the ideal's at p (the same products summed in the same order as from the ideal positions)."""
+    ideal = pl.col(GAIN).sort(descending=True)
+    positive = pl.when(ideal > 0).then(ideal).otherwise(0.0)
+    dcg_at = (positive * _discount(spec, pl.col(POSITION))).cum_sum()
+    # the rows of one gain are consecutive in the ideal order: the last of them is followed by a lower gain
+    last_of_its_gain = (ideal > 0) & (ideal != ideal.shift(-1, fill_value=0.0))
+    weights = pl.when(last_of_its_gain).then(1.0 / dcg_at).otherwise(0.0).cum_sum(reverse=True)
+    return [
+        dcg_at.over(names.group, order_by=POSITION).alias(IDEAL_DCG_AT),
+        (positive - 1.0).clip(lower_bound=0.0).cum_sum().over(names.group, order_by=POSITION).alias(IDEAL_EXCESS_AT),
+        weights.over(names.group, order_by=POSITION).alias(BOUNDARY_WEIGHT_AT),
+    ]
 
 
 def _run_prefixes(spec: Spec, names: _Names) -> list[pl.Expr]:
@@ -1134,13 +1162,19 @@ def _with_derived(per_query: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyF
     return per_query
 
 
-def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average: bool, judged: bool) -> pl.LazyFrame:
+def _with_term_columns(
+    rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average: bool, judged: bool, windows: Sequence[pl.Expr] = ()
+) -> pl.LazyFrame:
     """The per-row columns the terms read: discounts, for AP the relevant rows ranked above (with tie
     averaging already among the windows, unless `ap_average`), for bpref the judged rows ranked above."""
     derived = []
+    windows = list(windows)
     if _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
         derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
-    if _needs(spec, Quantity.RELEVANT_BEFORE) and (spec.ties != "average" or ap_average):
+    if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties != "average":
+        # a running count in position order, in the context of the other ordered windows
+        windows.append(_counted_before(pl.col(RELEVANT), spec, names).alias(RELEVANT_BEFORE))
+    elif _needs(spec, Quantity.RELEVANT_BEFORE) and ap_average:
         derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     if _needs(spec, Quantity.JUDGED_BEFORE):
         derived.append(_judged_before(spec, judged, names).alias(JUDGED_BEFORE))
@@ -1151,17 +1185,22 @@ def _with_term_columns(rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average
     if _needs(spec, Quantity.TIE_BLOCKS) and spec.ties in ("optimistic", "pessimistic"):
         derived += _tie_block_windows(spec, judged, names)
     rows = rows.with_columns(derived) if derived else rows
-    return _with_running(rows, spec, names, judged)
+    return _with_running(rows, spec, names, judged, windows)
 
 
-def _with_running(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool) -> pl.LazyFrame:
+def _with_running(
+    rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, windows: Sequence[pl.Expr] = ()
+) -> pl.LazyFrame:
     """The running products and sums in position order the measures of the call declare (`Running`), each
-    once, in the order declared (a later one may read an earlier one)."""
+    once, in the order declared (a later one may read an earlier one), in one context with `windows` (and
+    with each other) until one reads an earlier one: windows over the same groups in one context cost less."""
     context = _context(spec, judged)
     running: dict[str, Running] = {}
     for definition, _ in _definitions(spec):
         for column in definition.running(context):
             running.setdefault(column.column, column)
+    batch = list(windows)
+    in_batch: set[str] = set()
     for column in running.values():
         if column.operation == "block_sum":
             window = column.value.sum().over([*names.group, SCORE])
@@ -1172,8 +1211,12 @@ def _with_running(rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool) -
             if column.exclusive:
                 ordered = ordered.shift(1, fill_value=1.0 if column.operation == "product" else 0.0)
             window = ordered.over(names.group, order_by=POSITION)
-        rows = rows.with_columns(window.alias(column.column))
-    return rows
+        if in_batch & set(column.value.meta.root_names()):
+            rows = rows.with_columns(batch)
+            batch, in_batch = [], set()
+        batch.append(window.alias(column.column))
+        in_batch.add(column.column)
+    return rows.with_columns(batch) if batch else rows
 
 
 def _tie_block_windows(spec: Spec, judged: bool, names: _Names) -> list[pl.Expr]:
@@ -1210,9 +1253,14 @@ def _flagged_per_query(
         rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     if not late:
         rows = _with_gain_and_relevant(rows, spec, judged)
-        if _needs(spec, Quantity.QUERY_TOTALS):
+        if _needs(spec, Quantity.QUERY_TOTALS) and qrels is not None:
             rows = _with_query_totals(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     windows = [_position(spec, names, judged=judged).alias(POSITION)]
+    # without judgments the per-query totals are aggregation windows sharing this context's groups
+    if qrels is None and _needs(spec, Quantity.QUERY_TOTALS):
+        windows += _query_totals_in_rows(names)
+    if qrels is None and _needs(spec, Quantity.GREATEST_GAIN):
+        windows.append(_greatest_gain().over(names.group).alias(GAIN_HIGH))
     if _splits_positions(spec):
         windows.append(_position(spec, names, judged=judged, by_relevant=True).alias(RELEVANT_POSITION))
     if _needs(spec, Quantity.IDEAL_DCG) and not judged:
@@ -1228,11 +1276,16 @@ def _flagged_per_query(
     rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
     if not judged:
         rows = _with_ideal_err_rows(rows, spec, names.group)
-    if _needs(spec, Quantity.GREATEST_GAIN) and not late:
+    if _needs(spec, Quantity.GREATEST_GAIN) and not late and qrels is not None:
         rows = _with_greatest_gain(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
-    if _needs(spec, Quantity.RUN_PREFIXES):
-        rows = rows.with_columns(_run_prefixes(spec, names))
-    if _needs(spec, Quantity.IDEAL_PREFIXES):
+    # the windows ordered by position: with the running sums and products (`_with_running`) when the rows that
+    # count are all the rows
+    prefixes = _run_prefixes(spec, names) if _needs(spec, Quantity.RUN_PREFIXES) else []
+    if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is None:
+        prefixes += _ideal_prefixes_in_run_order(spec, names)
+    if prefixes and late:
+        rows = rows.with_columns(prefixes)
+    if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is not None:
         rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     terms_rows = None
     if qrels is not None and late:
@@ -1242,7 +1295,7 @@ def _flagged_per_query(
             terms_rows = _with_greatest_gain(terms_rows, qrels, spec, names, keep_order=False)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
     else:
-        rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged)
+        rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged, windows=prefixes)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
     if qrels is not None:
