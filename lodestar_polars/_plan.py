@@ -1215,8 +1215,8 @@ def _flagged_per_query(
         if _needs(spec, Quantity.GREATEST_GAIN):
             terms_rows = _with_greatest_gain(terms_rows, qrels, spec, names, keep_order=False)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
-    elif terms_limit is not None:
-        terms_rows = _first_retrieved(rows, spec, names, terms_limit)
+    elif terms_limit is not None:  # the rows `_first_retrieved` keeps; the checks count every row
+        terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
         rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged)
