@@ -657,7 +657,7 @@ def _aggregate(
         if not (every_row_by_block and term.block is not None)
     ]
     retrieved = [pl.len().alias(ROWS)]
-    extra = [] if retrieved_in_terms else retrieved
+    extra = [] if retrieved_in_terms else [*retrieved]
     if _needs(spec, Quantity.RELEVANT_COUNT) and not judged:
         extra.append(pl.col(RELEVANT).sum().cast(pl.Float64).alias(RELEVANT_COUNT))
     if spec.weight is not None:
