@@ -91,8 +91,10 @@ PARAMETERS: dict[str, str] = {
     ),
     "max_retrieved": (
         "max_retrieved : int, optional\n"
-        "    At most this many documents per query count: the first in the tie-broken order, the rest are removed\n"
-        "    before any measure (trec_eval -M, with ties='doc').  Needs ties 'doc', 'input' or 'reverse'."
+        "    At most this many documents per query count as retrieved: the first in the tie-broken order (trec_eval\n"
+        "    -M, with ties='doc').  The rows cut still count as judgments, as trec_eval's judgments file does:\n"
+        "    without `qrels`, their relevance still enters the relevant count R, the ideal orders (ndcg's ideal\n"
+        "    DCG) and the judged counts (bpref).  Needs ties 'doc', 'input' or 'reverse'."
     ),
     "judged_only": (
         "judged_only : bool, default False\n"

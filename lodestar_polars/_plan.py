@@ -667,14 +667,16 @@ def _aggregate(
     names: _Names,
     judged: bool,
     checks: list[DataCheck],
+    retrieved_in_terms: bool = False,
 ) -> pl.LazyFrame:
     """Group the rows by keys: the per-row terms and the check counters in one pass.  `terms_rows`, when
-    given, are the rows that count, their relevance joined late (`_joins_relevance_late`): the
-    terms come from them, the counters from every row.  With `ties="average"`, the terms that tie blocks
-    change come from a (keys, score) group-by (`_block_sums`), whose block terms are summed per query, joined on
-    and added: over the rows that count when they are given (a row in no tie is a block of one, whose block
-    term is its row term), else over the rows of the queries holding a tie only, the others counting in the
-    per-row sums."""
+    given, are the rows that count, their relevance joined late (`_joins_relevance_late`), or without
+    judgments the first max_retrieved rows (`retrieved_in_terms`: the retrieved count comes from them too):
+    the terms come from them, the counters and the judgment side (R, ideal orders) from every row.  With
+    `ties="average"`, the terms that tie blocks change come from a (keys, score) group-by (`_block_sums`), whose
+    block terms are summed per query, joined on and added: over the rows that count when they are given (a row
+    in no tie is a block of one, whose block term is its row term), else over the rows of the queries holding a
+    tie only, the others counting in the per-row sums."""
     terms = _terms(spec, judged)
     averaged = _averages_blocks(spec, judged)
     largest = _largest_cutoff(spec)
@@ -687,7 +689,8 @@ def _aggregate(
         for name, term in terms.items()
         if not (every_row_by_block and term.block is not None)
     ]
-    extra = [pl.len().alias(ROWS)]
+    retrieved = [pl.len().alias(ROWS)]
+    extra = [] if retrieved_in_terms else [*retrieved]
     if _needs(spec, Quantity.RELEVANT_COUNT) and not judged:
         extra.append(pl.col(RELEVANT).sum().cast(pl.Float64).alias(RELEVANT_COUNT))
     if spec.weight is not None:
@@ -705,6 +708,7 @@ def _aggregate(
         per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
     else:
         per_query = rows.group_by(names.group).agg(*extra, *counters)
+        per_row += retrieved if retrieved_in_terms else []
         if per_row:
             row_totals = terms_rows.group_by(names.group).agg(per_row)
             per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
@@ -1245,7 +1249,9 @@ def _flagged_per_query(
     judged = qrels is not None
     late = _joins_relevance_late(spec, judged)
     rows = retrieved = _run_rows(run, spec, names, with_relevance=not judged)
-    if spec.max_retrieved is not None:
+    # without judgments, the rows past max_retrieved still count as judgments: they are cut from the terms only
+    terms_limit = None if judged else spec.max_retrieved
+    if spec.max_retrieved is not None and judged:
         rows = _first_retrieved(rows, spec, names, spec.max_retrieved)
     if spec.judged_only and qrels is not None:
         rows = _judged_retrieved(rows, qrels, spec, names)
@@ -1294,10 +1300,13 @@ def _flagged_per_query(
         if _needs(spec, Quantity.GREATEST_GAIN):
             terms_rows = _with_greatest_gain(terms_rows, qrels, spec, names, keep_order=False)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
+    elif terms_limit is not None:  # the rows `_first_retrieved` keeps; the checks count every row
+        terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
+        terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
         rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged, windows=prefixes)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
-    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks)
+    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms=terms_limit is not None)
     if qrels is not None:
         if spec.judged_only:
             emptied = _emptied_queries(retrieved, per_query, spec, names)

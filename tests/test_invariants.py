@@ -24,7 +24,8 @@ combination may break:
 - no output holds -0.0, NaN or inf; a null only where `no_relevant=None` asks for one; the key columns keep
   their dtypes;
 - `max_retrieved=M` (trec_eval -M) equals the call on the run cut by hand to each list's first M rows in the
-  tie order (score descending, then the doc id's text descending, the earlier or the later row first), and
+  tie order (score descending, then the doc id's text descending, the earlier or the later row first), the
+  judgments unchanged (an in-frame relevance stated as judgments, so that the rows cut stay judged), and
   changes nothing when M reaches every list's length; `judged_only=True` (trec_eval -J) equals the call on
   the run filtered by hand to the documents judged at a level >= 0, a query it empties scoring as one that
   retrieved nothing;
@@ -884,9 +885,12 @@ def retrieved_by_hand(case: Case) -> Case:
     """The case's run cut by hand as max_retrieved and judged_only cut it (trec_eval: -M, then -J), without
     those options: each list's rows in its tie order (score descending, -0.0 tied with 0.0; then ties="doc":
     the doc id's text descending, part after part; "input": the earlier row first; "reverse": the later), its
-    first max_retrieved kept, then those judged at a level >= 0.  The rows kept stay in the run's order."""
+    first max_retrieved kept, then those judged at a level >= 0.  The rows kept stay in the run's order.  The
+    judgments are unchanged: an in-frame case comes back stated with its frame's judgments
+    (`judged_by_the_frame`), so that the rows cut stay judged."""
     if case.max_retrieved is None and not case.judged_only:
         return case
+    case = judged_by_the_frame(case)
     lists: dict[tuple[Any, ...], list[tuple[int, dict[str, Any]]]] = defaultdict(list)
     for index, row in enumerate(case.run.iter_rows(named=True)):
         lists[case.list_key(row)].append((index, row))
@@ -1213,9 +1217,8 @@ def test_the_qrels_path_equals_the_in_frame_path_when_every_retrieved_document_i
     keys = [*case.query, *case.doc]
     in_frame_run = case.run.join(case.qrels, on=keys, how="left", maintain_order="left")
     assert in_frame_run["relevance"].null_count() == 0
-    # every retrieved document is judged at a level >= 0: judged_only removes none; max_retrieved would leave
-    # judged documents unretrieved, which the qrels path counts (the in-frame one cannot)
-    case = replace(case, max_retrieved=None)
+    # every retrieved document is judged at a level >= 0: judged_only removes none; the rows max_retrieved cuts
+    # stay judged in both paths (the in-frame relevance of a cut row counts as its judgment)
     in_frame = replace(case, run=in_frame_run, qrels=None, judged_only=False)
     assert_frame_equal(evaluate(case, engine), evaluate(in_frame, engine), rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
@@ -1254,14 +1257,26 @@ def test_max_retrieved_equals_the_run_cut_by_hand_to_each_lists_first_rows(
     case: Case, max_retrieved: int, ties: str, engine: Engine, single: bool
 ) -> None:
     """max_retrieved=M (trec_eval -M) scores each list's first M rows in the tie order, as if the run held
-    them alone (`retrieved_by_hand`), from `evaluate` or from each measure's method; an M reaching every
-    list's length (MAX_DOCS, 2**63 - 1, 2**64) changes nothing."""
+    them alone (`retrieved_by_hand`), from `evaluate` or from each measure's method, the judgments unchanged
+    (an in-frame relevance of the rows cut still counts); an M reaching every list's length (MAX_DOCS,
+    2**63 - 1, 2**64) changes nothing."""
     compute = single_methods if single else evaluate
     cut = replace(case, ties=ties, max_retrieved=max_retrieved, judged_only=False)
     got = compute(cut, engine)
     assert_same(got, compute(retrieved_by_hand(cut), engine))
     if max_retrieved >= MAX_DOCS:
         assert_same(got, compute(replace(cut, max_retrieved=None), engine))
+
+
+def judged_by_the_frame(case: Case) -> Case:
+    """An in-frame case stated with judgments: the frame's own (keys, doc, relevance) rows judge, the by column
+    joining the query keys (a list judges its documents within its by group only), so that cutting the run
+    by hand leaves the cut rows judged, as max_retrieved does.  A case with judgments is returned as it is."""
+    if case.qrels is not None:
+        return case
+    query = (*([case.by] if case.by else []), *case.query)
+    qrels = case.run.select(*query, *case.doc, "relevance")
+    return replace(case, run=case.run.drop("relevance"), qrels=qrels, query=query, by=None)
 
 
 def key_frame(case: Case, keys: Sequence[tuple[Any, ...]]) -> pl.DataFrame:

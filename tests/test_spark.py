@@ -213,6 +213,25 @@ def test_max_retrieved_and_judged_only_match_the_polars_path(
     _assert_same_numbers(got_mean, expected_mean)
 
 
+def test_max_retrieved_without_qrels_still_counts_the_cut_rows_as_judgments(spark: SparkSession) -> None:
+    """Query q: d0 (score 3, relevance 1) retrieved, d1 (2, 1) cut at M = 1: R = 2, so recall 1/2 and ndcg
+    1 / (1 + 1/log2(3)) (the ideal over both); query r: its only relevant row d2 (1, 3) ranks below d3 (3, 0):
+    recall and ndcg 0, not the null of a query without relevant rows."""
+    frame = pl.DataFrame(
+        {
+            "query": ["q", "q", "r", "r"],
+            "doc": ["d0", "d1", "d2", "d3"],
+            "score": [3.0, 2.0, 1.0, 3.0],
+            "relevance": [1, 1, 3, 0],
+        }
+    )
+    options: dict[str, Any] = {"doc": "doc", "ties": "doc", "max_retrieved": 1, "no_relevant": None}
+    got = _collect(lodestar_spark.evaluate(_to_spark(spark, frame), ["recall", "ndcg"], **options))
+    ideal = 1 + 1 / np.log2(3)
+    expected = pl.DataFrame({"query": ["q", "r"], "r": [0.5, 0.0], "ndcg": [1 / ideal, 0.0]})
+    _assert_same_numbers(got, expected)
+
+
 def test_qrels_mean_counts_run_queries_without_judgments(
     spark: SparkSession, run_and_qrels: tuple[pl.DataFrame, pl.DataFrame]
 ) -> None:

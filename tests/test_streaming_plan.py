@@ -132,6 +132,8 @@ BY_OPTIONS: dict[str, dict[str, Any]] = {
     },
     # every measure cut off (evaluate's list apart): the judgments are joined after the positions
     "qrels joined late, tie averaging": {"by": "system", "doc": "doc", "qrels": QRELS, "k": [5, 10]},
+    # the rows past max_retrieved still judge: the terms come from the first rows, R and the ideals from all
+    "in-frame relevance, max_retrieved": {"by": "system", "doc": "doc", "max_retrieved": 7, "ties": "doc"},
     "qrels, judged_only, max_retrieved, weight": {
         "by": "system",
         "doc": "doc",
