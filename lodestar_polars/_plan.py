@@ -1301,6 +1301,8 @@ def _flagged_per_query(
             terms_rows = _with_greatest_gain(terms_rows, qrels, spec, names, keep_order=False)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
     elif terms_limit is not None:  # the rows `_first_retrieved` keeps; the checks count every row
+        # the ordered windows over every row (the ideal prefixes read the rows cut too), then the cut
+        rows = rows.with_columns(prefixes) if prefixes else rows
         terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
