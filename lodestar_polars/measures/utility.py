@@ -5,8 +5,8 @@ relevant: h of them, out of R (with judgments: the query's relevant judged docum
 non-relevant documents not retrieved are collection - n - R + h, `collection` (trec_eval's -N) being the
 documents in the collection: an option that d != 0 requires.  With judgments, a judged query missing from
 the run (missing_queries="zero") scores 0, as every measure does there.  trec_eval -c differs where c or d is
-not 0: it scores such a query as one that retrieved nothing, c x R + d x (collection - R) (utility.1,-1,2,0
-prints 2R); the command line's trec_eval mode reproduces that, `evaluate` does not.  Summary over queries: the
+not 0: it scores such a query as one that retrieved a single non-relevant stand-in document
+(utility.1,-1,2,0 prints 2R - 1); the command line's trec_eval mode reproduces that, `evaluate` does not.  Summary over queries: the
 mean (trec_eval's).
 
 Ties: ignores the order of the rows; every tie mode gives the same value.
