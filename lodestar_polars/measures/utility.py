@@ -4,9 +4,10 @@ retrieved), options a, b, c, d (defaults 1, -1, 0, 0: utility(a=2,b=-1)).  Retri
 relevant: h of them, out of R (with judgments: the query's relevant judged documents, retrieved or not); the
 non-relevant documents not retrieved are collection - n - R + h, `collection` (trec_eval's -N) being the
 documents in the collection: an option that d != 0 requires.  With judgments, a judged query missing from
-the run (missing_queries="zero") scores 0, as every measure does there.  trec_eval -c differs where c or d is
-not 0: it scores such a query as one that retrieved a single non-relevant stand-in document
-(utility.1,-1,2,0 prints 2R - 1); the command line's trec_eval mode reproduces that, `evaluate` does not.  Summary over queries: the
+the run (missing_queries="zero") scores 0, as every measure does there, and as trec_eval -c prints plain
+`utility`.  Given parameters (`-m utility.1,-1,2,0`), trec_eval -c scores such a query as one that retrieved a
+single non-relevant stand-in document (2R - 1 there); the command line's trec_eval mode reproduces that,
+`evaluate` does not.  Summary over queries: the
 mean (trec_eval's).
 
 Ties: ignores the order of the rows; every tie mode gives the same value.
