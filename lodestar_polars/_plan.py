@@ -36,8 +36,7 @@ query of n rows:
 4. Measures that read prefixes in position order (trec_eval's G, ndcg_rel, Rndcg, rbp) get them from windows
    ordered by position (`Running`, the run's and the ideal order's prefixes, with the relevant rows ranked
    above in the deterministic tie modes, in one context) before the group-by.  Without judgments the ideal's
-   come from the ideal gain at each position (the query's gains sorted once, taken at the position) in those
-   windows; with them they are joined on the position.
+   come from the query's gains sorted inside those windows; with them they are joined on the position.
 5. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
    relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
    document of the query, retrieved or not (trec_eval), shared by every `by` group.
@@ -126,10 +125,6 @@ UNJUDGED = f"{_P}unjudged"
 ERR_IDEAL_POSITION = f"{_P}err_ideal_position"
 ERR_IDEAL_CONTINUATION = f"{_P}err_ideal_continuation"
 JUDGED_DOC = f"{_P}judged_doc"
-# per row, without judgments: the ideal order's gain at its position, and whether that position is the last of
-# a positive gain value (`_ideal_gain_in_run_order`)
-IDEAL_GAIN = f"{_P}ideal_gain"
-IDEAL_BOUNDARY = f"{_P}ideal_boundary"
 
 
 def key(index: int) -> str:
@@ -386,19 +381,15 @@ def _position(spec: Spec, names: _Names, *, judged: bool, by_relevant: bool = Fa
         # reversing the ascending order puts the later of two tied rows first
         return pl.len().over(keys) - score.rank("ordinal").over(keys) + 1
     if spec.ties == "doc":
-        # trec_eval compares docnos as strings: the doc id's text, whatever its dtype ("9" > "100").  The rank of
-        # each row in the order of (score, doc text) descending, as the inverse of that order: the struct's
-        # ordinal rank with null fields last, which cost 0.1 s of CPU more on 1M rows (10 per query).  Only a
-        # duplicated doc (an error) ties on every key, where the two may order the rows differently.
-        texts = [pl.col(name).cast(pl.String) for name in names.docs]
-        order = pl.arg_sort_by([score, *texts], descending=True, nulls_last=True)
-        return order.arg_sort().over(keys) + 1
-    # most (optimistic) or least (pessimistic) gainful first, or relevant first / last
-    uses_gain = _needs(spec, Quantity.GAIN) and not by_relevant
-    gain = pl.col(GAIN) if uses_gain else pl.col(RELEVANT).cast(pl.Int8)
-    tie_break = [gain if spec.ties == "optimistic" else -gain]
-    if judged:
-        tie_break.append(pl.col(RELEVANCE).is_not_null().cast(pl.Int8))
+        # trec_eval compares docnos as strings: the doc id's text, whatever its dtype ("9" > "100")
+        tie_break: list[pl.Expr] = [pl.col(name).cast(pl.String) for name in names.docs]
+    else:
+        # most (optimistic) or least (pessimistic) gainful first, or relevant first / last
+        uses_gain = _needs(spec, Quantity.GAIN) and not by_relevant
+        gain = pl.col(GAIN) if uses_gain else pl.col(RELEVANT).cast(pl.Int8)
+        tie_break = [gain if spec.ties == "optimistic" else -gain]
+        if judged:
+            tie_break.append(pl.col(RELEVANCE).is_not_null().cast(pl.Int8))
     return pl.struct(score, *tie_break).rank("ordinal", descending=True).over(keys)
 
 
@@ -619,44 +610,21 @@ def _with_ideal_prefixes(
     )
 
 
-def _ideal_gain_in_run_order(names: _Names) -> list[pl.Expr]:
-    """Without judgments, the ideal order's gain at each row's position p, the query's p-th greatest gain (its
-    gains sorted descending, taken at p), and whether p is a boundary, the last position of a positive gain
-    value (the next ideal gain, 0 past the list, is lower): one sort per query each, for
-    `_ideal_prefixes_in_run_order`."""
-    ideal = pl.col(GAIN).sort(descending=True)
-    at = pl.col(POSITION) - 1
-    # the rows of one gain are consecutive in the ideal order: the last of them is followed by a lower gain
-    boundary = (ideal > 0) & (ideal != ideal.shift(-1, fill_value=0.0))
-    return [
-        ideal.gather(at).over(names.group).alias(IDEAL_GAIN),
-        boundary.gather(at).over(names.group).alias(IDEAL_BOUNDARY),
-    ]
-
-
 def _ideal_prefixes_in_run_order(spec: Spec, names: _Names) -> list[pl.Expr]:
-    """Without judgments, the ideal order's DCG and excess over positions 1..p of `_ideal_prefixes`, as windows
-    ordered by position over the ideal gain at each position (`_ideal_gain_in_run_order`), no join: the same
-    products summed in the same order as from the ideal positions.  Each window a running sum of a per-row
-    value, which Polars computes per query far faster than an expression holding a sort, a shift or a running
-    sum inside the window (those cost 0.4-0.9 s of CPU more on 1M rows); Rndcg's weights read the ideal DCG in
-    a context after (`_boundary_weights`)."""
-    ideal = pl.col(IDEAL_GAIN)
+    """Without judgments, the ideal prefixes of `_ideal_prefixes` as windows ordered by position, no join: in
+    such a window the query's gains sorted descending are the ideal order's, the one at the row of position p
+    the ideal's at p (the same products summed in the same order as from the ideal positions)."""
+    ideal = pl.col(GAIN).sort(descending=True)
     positive = pl.when(ideal > 0).then(ideal).otherwise(0.0)
+    dcg_at = (positive * _discount(spec, pl.col(POSITION))).cum_sum()
+    # the rows of one gain are consecutive in the ideal order: the last of them is followed by a lower gain
+    last_of_its_gain = (ideal > 0) & (ideal != ideal.shift(-1, fill_value=0.0))
+    weights = pl.when(last_of_its_gain).then(1.0 / dcg_at).otherwise(0.0).cum_sum(reverse=True)
     return [
-        (positive * _discount(spec, pl.col(POSITION)))
-        .cum_sum()
-        .over(names.group, order_by=POSITION)
-        .alias(IDEAL_DCG_AT),
+        dcg_at.over(names.group, order_by=POSITION).alias(IDEAL_DCG_AT),
         (positive - 1.0).clip(lower_bound=0.0).cum_sum().over(names.group, order_by=POSITION).alias(IDEAL_EXCESS_AT),
+        weights.over(names.group, order_by=POSITION).alias(BOUNDARY_WEIGHT_AT),
     ]
-
-
-def _boundary_weights(names: _Names) -> pl.Expr:
-    """Without judgments, the sum of 1 / (ideal DCG at b) over the boundaries b >= p of each row's position p
-    (`BOUNDARY_WEIGHT_AT`), from the ideal DCG at each position (`_ideal_prefixes_in_run_order`)."""
-    inverse = pl.when(pl.col(IDEAL_BOUNDARY)).then(1.0 / pl.col(IDEAL_DCG_AT)).otherwise(0.0)
-    return inverse.cum_sum(reverse=True).over(names.group, order_by=POSITION).alias(BOUNDARY_WEIGHT_AT)
 
 
 def _run_prefixes(spec: Spec, names: _Names) -> list[pl.Expr]:
@@ -1228,43 +1196,31 @@ def _with_running(
     rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, windows: Sequence[pl.Expr] = ()
 ) -> pl.LazyFrame:
     """The running products and sums in position order the measures of the call declare (`Running`), each
-    once, in the order declared (a later one may read an earlier one), with `windows`, in as few contexts as
-    their reads allow (`_in_contexts`): windows over the same groups in one context cost less."""
+    once, in the order declared (a later one may read an earlier one), in one context with `windows` (and
+    with each other) until one reads an earlier one: windows over the same groups in one context cost less."""
     context = _context(spec, judged)
     running: dict[str, Running] = {}
     for definition, _ in _definitions(spec):
         for column in definition.running(context):
             running.setdefault(column.column, column)
-    ordered: list[pl.Expr] = list(windows)
+    batch = list(windows)
+    in_batch: set[str] = set()
     for column in running.values():
         if column.operation == "block_sum":
             window = column.value.sum().over([*names.group, SCORE])
         elif column.operation == "block_least":
             window = column.value.min().over([*names.group, SCORE])
         else:
-            running_value = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
+            ordered = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
             if column.exclusive:
-                running_value = running_value.shift(1, fill_value=1.0 if column.operation == "product" else 0.0)
-            window = running_value.over(names.group, order_by=POSITION)
-        ordered.append(window.alias(column.column))
-    return _in_contexts(rows, ordered)
-
-
-def _in_contexts(rows: pl.LazyFrame, columns: Sequence[pl.Expr]) -> pl.LazyFrame:
-    """`columns` added in as few contexts as their reads allow: each in the first context after those of the
-    columns it reads, so that windows over the same groups share a context (Polars then shares their groups,
-    and the sort by the order of ordered ones)."""
-    level: dict[str, int] = {}
-    contexts: list[list[pl.Expr]] = []
-    for column in columns:
-        after = [level[name] + 1 for name in column.meta.root_names() if name in level]
-        at = max(after, default=0)
-        level[column.meta.output_name()] = at
-        contexts += [[] for _ in range(at + 1 - len(contexts))]
-        contexts[at].append(column)
-    for context in contexts:
-        rows = rows.with_columns(context)
-    return rows
+                ordered = ordered.shift(1, fill_value=1.0 if column.operation == "product" else 0.0)
+            window = ordered.over(names.group, order_by=POSITION)
+        if in_batch & set(column.value.meta.root_names()):
+            rows = rows.with_columns(batch)
+            batch, in_batch = [], set()
+        batch.append(window.alias(column.column))
+        in_batch.add(column.column)
+    return rows.with_columns(batch) if batch else rows
 
 
 def _tie_block_windows(spec: Spec, judged: bool, names: _Names) -> list[pl.Expr]:
@@ -1332,11 +1288,9 @@ def _flagged_per_query(
     # count are all the rows
     prefixes = _run_prefixes(spec, names) if _needs(spec, Quantity.RUN_PREFIXES) else []
     if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is None:
-        rows = rows.with_columns(_ideal_gain_in_run_order(names))
         prefixes += _ideal_prefixes_in_run_order(spec, names)
-        prefixes.append(_boundary_weights(names))
     if prefixes and late:
-        rows = _in_contexts(rows, prefixes)
+        rows = rows.with_columns(prefixes)
     if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is not None:
         rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     terms_rows = None
@@ -1348,7 +1302,7 @@ def _flagged_per_query(
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
     elif terms_limit is not None:  # the rows `_first_retrieved` keeps; the checks count every row
         # the ordered windows over every row (the ideal prefixes read the rows cut too), then the cut
-        rows = _in_contexts(rows, prefixes)
+        rows = rows.with_columns(prefixes) if prefixes else rows
         terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
