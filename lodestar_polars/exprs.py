@@ -1275,7 +1275,9 @@ def _check_persistence(p: object) -> float:
 
 
 def _persistence_weight(p: float) -> _Weight:
-    return _Weight(lambda position: pl.lit(p).pow(position.cast(pl.Float64) - 1.0), lambda position: p ** (position - 1))
+    return _Weight(
+        lambda position: pl.lit(p).pow(position.cast(pl.Float64) - 1.0), lambda position: p ** (position - 1)
+    )
 
 
 def rbp(
