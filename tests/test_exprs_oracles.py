@@ -310,9 +310,8 @@ def reference_value(measure: str, relevance: list[int], score: list[float], opti
 
 
 @st.composite
-def averaged_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    measure = draw(st.sampled_from(["rbp", "rprec", "f1", "hit_rate"]))
-    options: dict[str, Any] = {"ties": draw(st.sampled_from(["average", "optimistic", "pessimistic"]))}
+def averaged_options(draw: st.DrawFn, measure: str) -> dict[str, Any]:
+    options: dict[str, Any] = {}
     if measure != "rprec":
         options["k"] = draw(st.one_of(st.none(), st.integers(1, 12)))
     if measure == "rbp":
@@ -322,13 +321,17 @@ def averaged_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
         options["threshold"] = draw(st.sampled_from([0.0, 1.5]))
     if measure in ("rprec", "f1"):
         options["no_relevant"] = draw(st.sampled_from([0.0, 1.0, None]))
-    return measure, options
+    return options
 
 
+@pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic"])
+@pytest.mark.parametrize("measure", ["rbp", "rprec", "f1", "hit_rate"])
 @SETTINGS
-@given(frame=small_tied_frames(), call=averaged_calls())
-def test_the_mean_and_the_bounds_over_every_tied_order(frame: pl.DataFrame, call: tuple[str, dict[str, Any]]) -> None:
-    measure, options = call
+@given(frame=small_tied_frames(), data=st.data())
+def test_the_mean_and_the_bounds_over_every_tied_order(
+    frame: pl.DataFrame, data: st.DataObject, measure: str, ties: str
+) -> None:
+    options = {"ties": ties, **data.draw(averaged_options(measure))}
     result = frame.group_by("query").agg(getattr(exprs, measure)(**options).alias("value"))
     for row in result.iter_rows(named=True):
         rows = frame.filter(pl.col("query") == row["query"])
