@@ -10,23 +10,28 @@ tie-averaged DCG by default; every tie mode; under `ties="average"` the exact ex
 tied rows).
 
 Which measures are expressions
-- `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision` and `success`: each is a
-  function of the group's own rows.  Recall and average precision divide by R, the group's relevant rows:
-  in-frame relevance only.  An expression sees no judgments outside the frame, so a relevant document the
-  run did not retrieve does not count (`qrels=` on the namespace counts it, as trec_eval does).
+- `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision`, `success` (also as `hit_rate`,
+  ranx's name), `rprec`, `f1`, `err`, `nerr` and `rbp`: each is a function of the group's own rows.  Recall,
+  average precision, R-precision and F1 divide by R, the group's relevant rows, nERR by the ERR of the group's
+  grades sorted, and RBP brings the gains into [0, 1] by the group's greatest: in-frame relevance only.  An
+  expression sees no judgments outside the frame, so a relevant document the run did not retrieve does not
+  count (`qrels=` on the namespace counts it, as trec_eval does).
 - Not expressions: the measures that need judgments outside the frame or unjudged rows (num_rel, bpref and
-  gm_bpref, infAP, the judged / unjudged counts, R-precision and Rprec_mult, ndcg_rel and Rndcg with their
-  judged ideal), because R comes from the judgments there and rows with a null relevance (unjudged) are
-  refused as bad values here; the set measures, which on the frame's rows alone are `precision()` (set_P) or
-  1 (set_recall); the geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one
-  (the per-group value is AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are
-  `pl.len()` and a sum in plain Polars.  The other in-frame measures (ERR, nERR, RBP, G, iprec_at_recall,
-  11pt_avg, ...) could be expressions but are not written yet: use `evaluate` or their namespace method.
+  gm_bpref, infAP, Rprec_mult, ndcg_rel and Rndcg with their judged ideal; judged@k and unj@k, 1 and 0 here),
+  because R comes from the judgments there and rows with a null relevance (unjudged) are refused as bad values
+  here; the set measures, which on the frame's rows alone are `precision()` (set_P) or 1 (set_recall); the
+  geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one (the per-group value is
+  AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are `pl.len()` and a
+  sum in plain Polars.  The other in-frame measures (G, binG, rbp_resid, iprec_at_recall, 11pt_avg, sDCG,
+  utility) could be expressions but are not written yet: use `evaluate`.
 - The measure layer (`measures/`) is not reused: its terms are written against the plan's row columns
   (positions, relevant-before counts, sums per tie block from a group-by on (query, score)), which do not
   exist inside an aggregation.  Two helpers carry the shared work here instead: `_positional_sum` for a
   measure linear in per-position weights (DCG: the discounts; hits@k: 1 within k) and
   `_expected_at_first_relevant` for the measures of the first relevant row (reciprocal rank, success).
+  RBP is `_positional_sum` with the weights p**(position - 1), F1 a function of hits@k; R-precision cuts at the
+  group's R (`_hits_within_relevant_total`); ERR runs its cascade on the list of stopping probabilities in
+  ranked order (`_cascade`), which has no exact tie expectation here (refused, as in the namespace).
 
 How the per-group value is computed
 - Polars evaluates an expression inside an aggregation group by group when it is not elementwise (a rank, a
@@ -61,7 +66,7 @@ import polars as pl
 
 from . import _spec
 from .measures import rbp as _rbp
-from .measures._base import ERR_MAX_GRADE, option_text, options_suffix, stopping_probability
+from .measures._base import ERR_MAX_GRADE, options_suffix, stopping_probability
 
 __all__ = [
     "average_precision",
