@@ -1063,7 +1063,10 @@ def _hits_within_relevant_total(i: _Inputs, relevant: pl.Expr) -> pl.Expr:
     expected number: a row of the tie block at positions a..b adds (min(b, R) - min(a - 1, R)) / (b - a + 1)."""
     total = relevant.sum()
     ranked = _in_ranked_order(i, _gain(i), relevant).implode()
-    ordered = ranked.list.head(total.cast(pl.Int64)).list.sum()
+    # the running count at position R (cheaper than a head of a per-group length); R = 0 reads the last
+    # position, whose count is R, 0; an empty group (a window) has none
+    running = ranked.list.eval(pl.element().cum_sum())
+    ordered = running.list.get(total.cast(pl.Int64) - 1, null_on_oob=True).fill_null(0.0)
     if i.ties != "average":
         return ordered
 
