@@ -71,9 +71,11 @@ from .measures._base import ERR_MAX_GRADE, options_suffix, stopping_probability
 __all__ = [
     "average_precision",
     "dcg",
+    "eleven_point_average",
     "err",
     "f1",
     "hit_rate",
+    "iprec_at_recall",
     "ndcg",
     "nerr",
     "precision",
@@ -1344,3 +1346,143 @@ def rbp(
     options = options_suffix([("p", persistence)] if persistence != _rbp.DEFAULT_PERSISTENCE else [])
     name = _column_name(f"rbp{options}", i.k)
     return _finish(i, name, (1.0 - persistence) * total, _checks("rbp", i, gain_expr))
+
+
+# ----------------------------------------------------------------------------------------------- interpolated
+def _check_level(level: object) -> float:
+    if not _spec._is_real(level):
+        msg = f"level must be a recall level (a float from 0 to 1), got {level!r}."
+        raise TypeError(msg)
+    if not 0.0 <= float(level) <= 1.0:
+        msg = f"level must be a recall level from 0 to 1, got {level!r}."
+        raise ValueError(msg)
+    return float(level)
+
+
+def _interpolated_precision(level: float) -> pl.Expr:
+    """Inside a `list.eval` over a group's relevant flags in ranked order: the greatest precision c / p over
+    its relevant rows with c >= max(lround(level R), 1), c the relevant rows at or above the row and p its
+    position (trec_eval rounds level R half away from zero); null when none qualifies."""
+    relevant = pl.element()
+    count = relevant.cum_sum()
+    needed = pl.max_horizontal((pl.lit(level) * relevant.sum()).round(0, mode="half_away_from_zero"), 1.0)
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    return pl.when((relevant > 0) & (count >= needed)).then(count / position).max()
+
+
+def _interpolated_inputs(
+    metric: str, column: str, relevance: object, score: object, doc: object, ties: object, threshold: object
+) -> tuple[_Inputs, pl.Expr, pl.Expr, list[_Check]]:
+    """The inputs, the relevant flags in ranked order (a list; the bounds put a tie block's relevant rows first
+    or last), R and the checks; ties="average" refused as the namespace refuses it."""
+    i, relevant, checks = _threshold_inputs(metric, relevance, score, doc, None, ties, threshold)
+    if i.ties == "average":
+        _spec._refuse_average((_spec.Measure(metric, None, column),))
+    return i, _in_ranked_order(i, _gain(i), relevant).implode(), relevant.sum(), checks
+
+
+def iprec_at_recall(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    level: float,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """Interpolated precision at a recall level of each group (trec_eval's iprec_at_recall, `evaluate`'s
+    `iprec@level`): the greatest precision at a relevant row whose recall reaches the level, 0 when none does.
+
+    R counts the group's own rows only, as for `recall`.
+
+    Parameters
+    ----------
+    relevance, score, doc, threshold, no_relevant
+        As for `recall`.
+    level
+        The recall level, from 0 to 1 (trec_eval's are 0.0, 0.1, ..., 1.0); level R is rounded half away from
+        zero, and at least one relevant row is needed.
+    ties
+        "reverse", "input", "doc", "optimistic" or "pessimistic" (a tie block's relevant rows first or last).
+        "average", the default as in the namespace, is refused with the namespace's message: the greatest of
+        ratios has no exact expectation over tied orders here.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `iprec@{level}` (`iprec@0.5`), one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 1], "relevance": [0, 1, 0, 1], "score": [4, 3, 2, 1]})
+    >>> df.group_by("query").agg(exprs.iprec_at_recall(level=0.5, ties="input"))
+    shape: (1, 2)
+    ┌───────┬───────────┐
+    │ query ┆ iprec@0.5 │
+    │ ---   ┆ ---       │
+    │ i64   ┆ f64       │
+    ╞═══════╪═══════════╡
+    │ 1     ┆ 0.5       │
+    └───────┴───────────┘
+    """
+    checked_level = _check_level(level)
+    column = _spec.level_column("iprec", checked_level)
+    i, ranked, total, checks = _interpolated_inputs("iprec", column, relevance, score, doc, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    interpolated = ranked.list.eval(_interpolated_precision(checked_level)).list.first().fill_null(0.0)
+    value = pl.when(total > 0).then(interpolated).otherwise(math.nan)
+    return _finish(i, column, value, checks, finish)
+
+
+# trec_eval's recall levels of 11pt_avg
+_ELEVEN_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def eleven_point_average(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """trec_eval's 11pt_avg of each group: the mean of `iprec_at_recall` at the levels 0.0, 0.1, ..., 1.0
+    (summed from the highest level down, as trec_eval sums them).
+
+    Parameters
+    ----------
+    relevance, score, doc, ties, threshold, no_relevant
+        As for `iprec_at_recall` (ties="average" refused).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `11pt_avg`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 1], "relevance": [0, 1, 0, 1], "score": [4, 3, 2, 1]})
+    >>> df.group_by("query").agg(exprs.eleven_point_average(ties="input"))
+    shape: (1, 2)
+    ┌───────┬──────────┐
+    │ query ┆ 11pt_avg │
+    │ ---   ┆ ---      │
+    │ i64   ┆ f64      │
+    ╞═══════╪══════════╡
+    │ 1     ┆ 0.5      │
+    └───────┴──────────┘
+    """
+    i, ranked, total, checks = _interpolated_inputs("11pt_avg", "11pt_avg", relevance, score, doc, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    summed = pl.lit(0.0)
+    for level in reversed(_ELEVEN_LEVELS):
+        summed = summed + _interpolated_precision(level).fill_null(0.0)
+    mean = ranked.list.eval(summed / len(_ELEVEN_LEVELS)).list.first()
+    value = pl.when(total > 0).then(mean).otherwise(math.nan)
+    return _finish(i, "11pt_avg", value, checks, finish)
