@@ -1,11 +1,12 @@
-"""`exprs.err`, `nerr`, `rbp`, `rprec`, `f1` and `hit_rate` against the real tools and every tied order.
+"""`exprs.err`, `nerr`, `rbp`, `rprec`, `f1`, `hit_rate`, `iprec_at_recall` and `eleven_point_average` against
+the real tools and every tied order.
 
 Oracles, the judgments being the group's own rows:
 - ir_measures' ERR@k (computed by gdeval, ties by descending doc id: ties="doc"); nERR@k as gdeval's ERR@k
   of the run over gdeval's ERR@k of the ideal run (the documents ordered by grade);
 - the trec_eval binary's rbp (graded levels brought into [0, 1], ties="doc") and ir_measures' RBP(p=...)
   from trectools (raw relevance, ties averaged: ties="average" on binary judgments);
-- pytrec_eval's Rprec (ties="doc");
+- pytrec_eval's Rprec (ties="doc"); the trec_eval binary's iprec_at_recall and 11pt_avg (ties="doc");
 - ranx's f1@k, f1 and hit_rate@k (untied scores: ranx has no tie rule);
 - plain Python below, written from the definitions: the mean over every order of the tied rows
   (`measures_reference.tied_sequences`) for ties="average", their greatest and least value for the bounds;
@@ -226,6 +227,98 @@ def test_rprec_equals_pytrec_eval_on_a_random_tied_run() -> None:
         assert value == pytest.approx(theirs[str(query)]["Rprec"], abs=1e-12), query
 
 
+# --- interpolated precision: the trec_eval binary ---------------------------------------------------------------
+
+
+def test_iprec_at_recall_and_11pt_avg_equal_trec_eval(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """trec_eval's iprec_at_recall at its 11 levels and 11pt_avg, ties by descending docno; 4 decimals."""
+    frame = random_tied_frame(seed=13, queries=80, rows=1200, grades=3)
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    judgments = frame.select("query", "doc", "relevance").iter_rows()
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in judgments))
+    run_path.write_text(
+        "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in frame.select("query", "doc", "score").iter_rows())
+    )
+    output = trec_eval.run(["-q", "-m", "iprec_at_recall", "-m", "11pt_avg"], qrels_path, run_path)
+    theirs: dict[tuple[str, int], float] = {}
+    for line in output.splitlines():
+        name, query, value = line.split()
+        if query != "all":
+            theirs[name, int(query)] = float(value)
+    levels = [i / 10 for i in range(11)]
+    ours = frame.group_by("query").agg(
+        *(exprs.iprec_at_recall(level=level, ties="doc", doc="doc") for level in levels),
+        exprs.eleven_point_average(ties="doc", doc="doc"),
+    )
+    columns = {f"iprec@{level!r}": f"iprec_at_recall_{level:.2f}" for level in levels} | {"11pt_avg": "11pt_avg"}
+    assert len(theirs) == len(columns) * ours.height == len(columns) * 80
+    for row in ours.iter_rows(named=True):
+        for column, name in columns.items():
+            assert row[column] == pytest.approx(theirs[name, row["query"]], abs=5.1e-5), (column, row["query"])
+
+
+def interpolated_of(flags: Sequence[int], level: float) -> float:
+    """The greatest precision at a relevant row whose count reaches max(level R rounded half up, 1)."""
+    total = sum(flags)
+    needed = max(math.floor(level * total + 0.5), 1)
+    count, best = 0, 0.0
+    for position, flag in enumerate(flags, start=1):
+        count += flag
+        if flag and count >= needed:
+            best = max(best, count / position)
+    return best
+
+
+@pytest.mark.parametrize("ties", ["optimistic", "pessimistic", "input", "reverse", "doc"])
+@SETTINGS
+@given(frame=small_tied_frames(), level=st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.7, 1.0]))
+def test_interpolated_precision_in_every_deterministic_tie_mode(frame: pl.DataFrame, level: float, ties: str) -> None:
+    """The bounds are the greatest and least value over every order of the tied rows; 11pt_avg the mean
+    over the 11 levels; a group without a relevant row scores no_relevant."""
+    result = frame.group_by("query").agg(
+        exprs.iprec_at_recall(level=level, ties=ties, doc="doc", no_relevant=None).alias("iprec"),
+        exprs.eleven_point_average(ties=ties, doc="doc", no_relevant=None).alias("eleven"),
+    )
+    for row in result.iter_rows(named=True):
+        rows = frame.filter(pl.col("query") == row["query"])
+        relevance, score, doc = rows["relevance"].to_list(), rows["score"].to_list(), rows["doc"].to_list()
+        flags = [1 if r > 0 else 0 for r in relevance]
+        if not any(flags):
+            assert row["iprec"] is None and row["eleven"] is None
+            continue
+
+        def eleven_of(sequence: Sequence[int]) -> float:
+            return math.fsum(interpolated_of(sequence, i / 10) for i in range(11)) / 11
+
+        if ties in ("optimistic", "pessimistic"):
+            pick = max if ties == "optimistic" else min
+            sequences = list(reference.tied_sequences(flags, score))
+            expected = pick(interpolated_of(sequence, level) for sequence in sequences)
+            expected_eleven = pick(eleven_of(sequence) for sequence in sequences)
+        else:
+            ranked = [flags[i] for i in reference.deterministic_order(relevance, score, doc, ties)]
+            expected, expected_eleven = interpolated_of(ranked, level), eleven_of(ranked)
+        assert row["iprec"] == pytest.approx(expected, rel=1e-12, abs=1e-15), row
+        assert row["eleven"] == pytest.approx(expected_eleven, rel=1e-12, abs=1e-15), row
+
+
+def test_interpolated_precision_refuses_ties_average_and_a_level_outside_zero_one() -> None:
+    frame = random_tied_frame(seed=0, queries=3, rows=20)
+    for name, build in (
+        ("iprec@0.5", lambda: exprs.iprec_at_recall(level=0.5)),
+        ("11pt_avg", lambda: exprs.eleven_point_average()),
+    ):
+        with pytest.raises(ValueError) as namespace_error:
+            frame.rank_metrics.evaluate([name])
+        with pytest.raises(ValueError, match=r"has no exact expectation under ties='average'") as expression_error:
+            build()
+        assert str(expression_error.value) == str(namespace_error.value)
+    with pytest.raises(ValueError, match=r"^level must be a recall level from 0 to 1, got 1.5\.$"):
+        exprs.iprec_at_recall(level=1.5, ties="input")
+    with pytest.raises(TypeError, match=r"^level must be a recall level \(a float from 0 to 1\), got '0.5'\.$"):
+        exprs.iprec_at_recall(level="0.5", ties="input")  # type: ignore[arg-type]  # the wrong type on purpose
+
+
 # --- f1 and hit_rate: ranx ----------------------------------------------------------------------------------
 
 
@@ -341,20 +434,25 @@ def test_the_mean_and_the_bounds_over_every_tied_order(
 
 # --- the namespace, in every engine and tie mode --------------------------------------------------------------
 
-NEW_MEASURES = ["err", "nerr", "rbp", "rprec", "f1", "hit_rate"]
+NEW_MEASURES = ["err", "nerr", "rbp", "rprec", "f1", "hit_rate", "iprec_at_recall", "eleven_point_average"]
+REFUSING_AVERAGE = ("err", "nerr", "iprec_at_recall", "eleven_point_average")
 
 
 @st.composite
 def namespace_calls(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     """A measure, its `evaluate` name, the expression's options and evaluate's."""
     measure = draw(st.sampled_from(NEW_MEASURES))
-    ties = draw(st.sampled_from([t for t in TIES if t != "average" or measure not in ("err", "nerr")]))
-    k = None if measure == "rprec" else draw(st.one_of(st.none(), st.integers(1, 45)))
+    ties = draw(st.sampled_from([t for t in TIES if t != "average" or measure not in REFUSING_AVERAGE]))
+    without_cutoff = ("rprec", "iprec_at_recall", "eleven_point_average")
+    k = None if measure in without_cutoff else draw(st.one_of(st.none(), st.integers(1, 45)))
     options: dict[str, Any] = {"ties": ties, "doc": "doc"}
     evaluate_options: dict[str, Any] = {"ties": ties, "doc": "doc"}
-    stem = "success" if measure == "hit_rate" else measure
-    if measure != "rprec":
+    stem = {"hit_rate": "success", "eleven_point_average": "11pt_avg"}.get(measure, measure)
+    if measure not in without_cutoff:
         options["k"] = k
+    if measure == "iprec_at_recall":
+        options["level"] = draw(st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.7, 1.0]))
+        stem = f"iprec@{options['level']!r}"
     if measure == "rbp":
         p = draw(st.sampled_from([0.9, 0.5, 0.95]))
         options["p"] = p
@@ -362,9 +460,9 @@ def namespace_calls(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], dict[str
             st.sampled_from(["linear", "exponential", {0: 0.5, 1: 1.0, 2: 3.0, 3: 0.0, 4: 2.0}])
         )
         stem = "rbp" if p == 0.9 else f"rbp(p={p})"
-    if measure in ("rprec", "f1", "hit_rate"):
+    if measure in ("rprec", "f1", "hit_rate", *without_cutoff):
         options["threshold"] = evaluate_options["threshold"] = draw(st.sampled_from([0.0, 1.5, 3.0]))
-    if measure in ("rprec", "f1", "nerr"):
+    if measure in ("rprec", "f1", "nerr", *without_cutoff):
         options["no_relevant"] = evaluate_options["no_relevant"] = draw(st.sampled_from([0.0, 1.0, None]))
     return measure, stem if k is None else f"{stem}@{k}", options, evaluate_options
 

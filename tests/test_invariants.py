@@ -194,7 +194,7 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("gm_map", None, None),
     MeasureKind("rprec", None, "rprec"),
     MeasureKind("bpref", None, None),
-    MeasureKind("iprec", None, None),
+    MeasureKind("iprec", None, "iprec_at_recall"),
     MeasureKind("infap", None, None),
     MeasureKind("err", None, "err"),
     MeasureKind("nerr", None, "nerr"),
@@ -216,7 +216,7 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("rbp_resid", None, None, between_bounds=False),
     MeasureKind("rprec_mult", None, None),
     MeasureKind("bin_g", None, None),
-    MeasureKind("11pt_avg", None, None),
+    MeasureKind("11pt_avg", None, "eleven_point_average"),
     MeasureKind("g", None, None, between_bounds=False),
     MeasureKind("ndcg_rel", None, None),
     MeasureKind("rndcg", None, None),
@@ -1203,7 +1203,9 @@ def test_exprs_equal_the_namespace(case: Case, engine: Engine) -> None:
         options |= {option: value for option, value in m.options if option in taken}
         if "k" in taken:
             options["k"] = m.cutoff
-        assert m.kind.parameter in ("cutoff", "none") and set(dict(m.options)) <= set(taken), m
+        if "level" in taken:
+            options["level"] = m.parameter
+        assert m.kind.parameter in ("cutoff", "recall_level", "none") and set(dict(m.options)) <= set(taken), m
         assert {"doc", "ties"} <= set(options), options
         aggregations.append(expression(**options).alias(m.name))
     got = aggregate(case.run, engine, list(case.query), aggregations)
