@@ -3,7 +3,7 @@
     python benchmarks/exprs_row.py        # 10M rows, 100k queries x 100 docs (minutes; 7 under heavy load)
     python benchmarks/exprs_row.py --queries 10000 --repeats 1   # a smoke run
     python benchmarks/exprs_row.py --shapes 200000x10,100000x100 --shuffle --core   # issue 21's target 4
-    python benchmarks/exprs_row.py --shapes 200000x10 --shuffle --core --measures err@10,rbp@10,rprec,f1@10
+    python benchmarks/exprs_row.py --shapes 200000x10 --shuffle --measures err@10,rbp@10,rprec,f1@10
 
 Method
 - Data as in run.py's "100k x 100" shape (numpy seed 0): query int64 grouped and ascending, relevance int8
@@ -19,8 +19,8 @@ Method
   default fails on Polars 2); its order for tied scores is our ties="reverse".
 - `--core` times only the namespace call and the bare expression (the ratio issue 21 asks for).
 - `--measures NAME,...` times other measures instead, core only: each expression against `evaluate` of its
-  name (the measures without a method of their own), with `ties="reverse"` for err and nerr, which refuse the
-  default "average" (the scores are untied floats: every mode gives the same order).
+  name (the measures without a method of their own), with `ties="reverse"` for err, nerr, iprec and 11pt_avg,
+  which refuse the default "average" (the scores are untied floats: every mode gives the same order).
 - `uptime` is printed before and after each shape: other processes on the machine slow every contender.
 """
 
@@ -77,6 +77,9 @@ OTHER_MEASURES: dict[str, tuple[Callable[[], pl.Expr], str]] = {
     "rbp": (lambda: exprs.rbp(), "average"),
     "rprec": (lambda: exprs.rprec(), "average"),
     "f1@10": (lambda: exprs.f1(k=10), "average"),
+    "success@10": (lambda: exprs.hit_rate(k=10), "average"),
+    "iprec@0.5": (lambda: exprs.iprec_at_recall(level=0.5, ties="reverse"), "reverse"),
+    "11pt_avg": (lambda: exprs.eleven_point_average(ties="reverse"), "reverse"),
     "precision@10": (lambda: exprs.precision(k=10), "average"),
 }
 

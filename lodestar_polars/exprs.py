@@ -11,8 +11,9 @@ tied rows).
 
 Which measures are expressions
 - `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision`, `success` (also as `hit_rate`,
-  ranx's name), `rprec`, `f1`, `err`, `nerr` and `rbp`: each is a function of the group's own rows.  Recall,
-  average precision, R-precision and F1 divide by R, the group's relevant rows, nERR by the ERR of the group's
+  ranx's name), `rprec`, `f1`, `err`, `nerr`, `rbp`, `iprec_at_recall` and `eleven_point_average`: each is a
+  function of the group's own rows.  Recall, average precision, R-precision, F1 and the interpolated
+  precisions divide by R, the group's relevant rows, nERR by the ERR of the group's
   grades sorted, and RBP brings the gains into [0, 1] by the group's greatest: in-frame relevance only.  An
   expression sees no judgments outside the frame, so a relevant document the run did not retrieve does not
   count (`qrels=` on the namespace counts it, as trec_eval does).
@@ -22,8 +23,8 @@ Which measures are expressions
   here; the set measures, which on the frame's rows alone are `precision()` (set_P) or 1 (set_recall); the
   geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one (the per-group value is
   AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are `pl.len()` and a
-  sum in plain Polars.  The other in-frame measures (G, binG, rbp_resid, iprec_at_recall, 11pt_avg, sDCG,
-  utility) could be expressions but are not written yet: use `evaluate`.
+  sum in plain Polars.  The other in-frame measures (G, binG, rbp_resid, sDCG, utility) could be expressions
+  but are not written yet: use `evaluate`.
 - The measure layer (`measures/`) is not reused: its terms are written against the plan's row columns
   (positions, relevant-before counts, sums per tie block from a group-by on (query, score)), which do not
   exist inside an aggregation.  Two helpers carry the shared work here instead: `_positional_sum` for a
@@ -31,7 +32,8 @@ Which measures are expressions
   `_expected_at_first_relevant` for the measures of the first relevant row (reciprocal rank, success).
   RBP is `_positional_sum` with the weights p**(position - 1), F1 a function of hits@k; R-precision cuts at the
   group's R (`_hits_within_relevant_total`); ERR runs its cascade on the list of stopping probabilities in
-  ranked order (`_cascade`), which has no exact tie expectation here (refused, as in the namespace).
+  ranked order (`_cascade`), which has no exact tie expectation here (refused, as in the namespace), nor have
+  the interpolated precisions (`_interpolated_precision`, the greatest of ratios).
 
 How the per-group value is computed
 - Polars evaluates an expression inside an aggregation group by group when it is not elementwise (a rank, a
