@@ -33,7 +33,7 @@ Which measures are expressions
   RBP is `_positional_sum` with the weights p**(position - 1), F1 a function of hits@k; R-precision cuts at the
   group's R (`_hits_within_relevant_total`); ERR runs its cascade on the list of stopping probabilities in
   ranked order (`_cascade`), which has no exact tie expectation here (refused, as in the namespace), nor have
-  the interpolated precisions (`_interpolated_precision`, the greatest of ratios).
+  the interpolated precisions (`_interpolated_precisions`, the greatest of ratios).
 
 How the per-group value is computed
 - Polars evaluates an expression inside an aggregation group by group when it is not elementwise (a rank, a
@@ -1361,15 +1361,19 @@ def _check_level(level: object) -> float:
     return float(level)
 
 
-def _interpolated_precision(level: float) -> pl.Expr:
-    """Inside a `list.eval` over a group's relevant flags in ranked order: the greatest precision c / p over
-    its relevant rows with c >= max(lround(level R), 1), c the relevant rows at or above the row and p its
-    position (trec_eval rounds level R half away from zero); null when none qualifies."""
+def _interpolated_precisions(levels: Sequence[float]) -> pl.Expr:
+    """Inside a `list.eval` over a group's relevant flags in ranked order, the interpolated precision at each
+    level: the greatest precision c / p over its relevant rows with c >= max(lround(level R), 1), c the
+    relevant rows at or above the row and p its position (trec_eval rounds level R half away from zero).  That
+    is the greatest precision from the n-th relevant row on, n = max(lround(level R), 1): one suffix maximum
+    serves every level.  A group without a relevant row gives nulls."""
     relevant = pl.element()
-    count = relevant.cum_sum()
-    needed = pl.max_horizontal((pl.lit(level) * relevant.sum()).round(0, mode="half_away_from_zero"), 1.0)
     position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
-    return pl.when((relevant > 0) & (count >= needed)).then(count / position).max()
+    precisions = (relevant.cum_sum() / position).filter(relevant > 0)
+    greatest_from = precisions.reverse().cum_max().reverse()
+    scaled = pl.lit(pl.Series(levels, dtype=pl.Float64)) * relevant.sum()
+    needed = pl.max_horizontal(scaled.round(0, mode="half_away_from_zero"), 1.0).cast(pl.Int64)
+    return greatest_from.gather(needed - 1, null_on_oob=True)
 
 
 def _interpolated_inputs(
@@ -1434,7 +1438,7 @@ def iprec_at_recall(
     column = _spec.level_column("iprec", checked_level)
     i, ranked, total, checks = _interpolated_inputs("iprec", column, relevance, score, doc, ties, threshold)
     finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
-    interpolated = ranked.list.eval(_interpolated_precision(checked_level)).list.first().fill_null(0.0)
+    interpolated = ranked.list.eval(_interpolated_precisions([checked_level])).list.first()
     value = pl.when(total > 0).then(interpolated).otherwise(math.nan)
     return _finish(i, column, value, checks, finish)
 
@@ -1482,9 +1486,7 @@ def eleven_point_average(
     """
     i, ranked, total, checks = _interpolated_inputs("11pt_avg", "11pt_avg", relevance, score, doc, ties, threshold)
     finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
-    summed = pl.lit(0.0)
-    for level in reversed(_ELEVEN_LEVELS):
-        summed = summed + _interpolated_precision(level).fill_null(0.0)
-    mean = ranked.list.eval(summed / len(_ELEVEN_LEVELS)).list.first()
+    # trec_eval adds the levels' values from the highest level down, then divides by their number
+    mean = ranked.list.eval(_interpolated_precisions(_ELEVEN_LEVELS[::-1]).sum() / len(_ELEVEN_LEVELS)).list.first()
     value = pl.when(total > 0).then(mean).otherwise(math.nan)
     return _finish(i, "11pt_avg", value, checks, finish)
