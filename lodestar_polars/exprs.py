@@ -1342,9 +1342,9 @@ def rbp(
     i = _inputs("rbp", relevance, score, doc, k, ties, gain)
     persistence = _check_persistence(p)
     gain_expr = _gain(i)
-    # g / high when high > 1, else g: g / max(high, 1), bit for bit
-    brought = gain_expr / pl.max_horizontal(gain_expr.max(), 1.0)
-    total = _positional_sum(i, gain_expr, brought, _persistence_weight(persistence))
+    # g / high when high > 1, else g: g / max(high, 1), divided out of the sum (one division per group)
+    weighted = _positional_sum(i, gain_expr, gain_expr, _persistence_weight(persistence))
+    total = weighted / pl.max_horizontal(gain_expr.max(), 1.0)
     options = options_suffix([("p", persistence)] if persistence != _rbp.DEFAULT_PERSISTENCE else [])
     name = _column_name(f"rbp{options}", i.k)
     return _finish(i, name, (1.0 - persistence) * total, _checks("rbp", i, gain_expr))
