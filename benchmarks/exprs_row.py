@@ -80,7 +80,7 @@ OTHER_MEASURES: dict[str, tuple[Callable[[], pl.Expr], str]] = {
     "success@10": (lambda: exprs.hit_rate(k=10), "average"),
     "iprec@0.5": (lambda: exprs.iprec_at_recall(level=0.5, ties="reverse"), "reverse"),
     "11pt_avg": (lambda: exprs.eleven_point_average(ties="reverse"), "reverse"),
-    "precision@10": (lambda: exprs.precision(k=10), "average"),
+    "p@10": (lambda: exprs.precision(k=10).alias("p@10"), "average"),
 }
 
 
