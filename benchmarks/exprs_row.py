@@ -3,6 +3,7 @@
     python benchmarks/exprs_row.py        # 10M rows, 100k queries x 100 docs (minutes; 7 under heavy load)
     python benchmarks/exprs_row.py --queries 10000 --repeats 1   # a smoke run
     python benchmarks/exprs_row.py --shapes 200000x10,100000x100 --shuffle --core   # issue 21's target 4
+    python benchmarks/exprs_row.py --shapes 200000x10 --shuffle --measures err@10,rbp@10,rprec,f1@10
 
 Method
 - Data as in run.py's "100k x 100" shape (numpy seed 0): query int64 grouped and ascending, relevance int8
@@ -17,6 +18,9 @@ Method
 - polars-ds `query_ndcg_score(..., k=10, ignore_ties=True)` is timed too when it imports (its tie-averaged
   default fails on Polars 2); its order for tied scores is our ties="reverse".
 - `--core` times only the namespace call and the bare expression (the ratio issue 21 asks for).
+- `--measures NAME,...` times other measures instead, core only: each expression against `evaluate` of its
+  name (the measures without a method of their own), with `ties="reverse"` for err, nerr, iprec and 11pt_avg,
+  which refuse the default "average" (the scores are untied floats: every mode gives the same order).
 - `uptime` is printed before and after each shape: other processes on the machine slow every contender.
 """
 
@@ -64,6 +68,33 @@ def shape(text: str) -> tuple[int, int]:
     return int(queries), int(docs)
 
 
+# evaluate's name -> (the expression, the tie mode of both)
+OTHER_MEASURES: dict[str, tuple[Callable[[], pl.Expr], str]] = {
+    "ndcg@10": (lambda: exprs.ndcg(k=10), "average"),
+    "err@10": (lambda: exprs.err(k=10, ties="reverse"), "reverse"),
+    "nerr@10": (lambda: exprs.nerr(k=10, ties="reverse"), "reverse"),
+    "rbp@10": (lambda: exprs.rbp(k=10), "average"),
+    "rbp": (lambda: exprs.rbp(), "average"),
+    "rprec": (lambda: exprs.rprec(), "average"),
+    "f1@10": (lambda: exprs.f1(k=10), "average"),
+    "success@10": (lambda: exprs.hit_rate(k=10), "average"),
+    "iprec@0.5": (lambda: exprs.iprec_at_recall(level=0.5, ties="reverse"), "reverse"),
+    "11pt_avg": (lambda: exprs.eleven_point_average(ties="reverse"), "reverse"),
+    "p@10": (lambda: exprs.precision(k=10).alias("p@10"), "average"),
+}
+
+
+def measure_contenders(df: pl.DataFrame, name: str) -> dict[str, Callable[[], object]]:
+    """`evaluate([name])` against the expression, checked equal first."""
+    expression, ties = OTHER_MEASURES[name]
+    expected = df.rank_metrics.evaluate([name], ties=ties).sort("query")
+    assert_frame_equal(df.group_by("query").agg(expression()).sort("query"), expected, abs_tol=1e-12)
+    return {
+        f'namespace df.rank_metrics.evaluate(["{name}"])': lambda: df.rank_metrics.evaluate([name], ties=ties),
+        f'expression df.group_by("query").agg(exprs ... {name})': lambda: df.group_by("query").agg(expression()),
+    }
+
+
 def contenders_for(df: pl.DataFrame, core: bool) -> dict[str, Callable[[], object]]:
     lf = df.lazy()
     contenders: dict[str, Callable[[], object]] = {
@@ -100,27 +131,34 @@ def run_shape(queries: int, docs: int, arguments: argparse.Namespace) -> None:
     order = "shuffled" if arguments.shuffle else "grouped"
     print(f"{df.height:,} rows, {queries:,} queries x {docs} documents, {order}; polars {pl.__version__}")
 
-    expected = df.rank_metrics.ndcg(k=10)
-    assert_frame_equal(df.group_by("query").agg(exprs.ndcg(k=10)).sort("query"), expected, abs_tol=1e-12)
+    if arguments.measures:
+        for name in arguments.measures:
+            time_contenders(measure_contenders(df, name), arguments.repeats)
+    else:
+        expected = df.rank_metrics.ndcg(k=10)
+        assert_frame_equal(df.group_by("query").agg(exprs.ndcg(k=10)).sort("query"), expected, abs_tol=1e-12)
+        time_contenders(contenders_for(df, arguments.core), arguments.repeats)
+    print("\nuptime after:", load())
 
-    contenders = contenders_for(df, arguments.core)
+
+def time_contenders(contenders: dict[str, Callable[[], object]], repeats: int) -> None:
+    """Every contender once per repeat, alternating; the table of medians against the first (the namespace)."""
     walls: dict[str, list[float]] = {name: [] for name in contenders}
     cpus: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(arguments.repeats):
+    for _ in range(repeats):
         for name, run in contenders.items():
             cpu, start = cpu_seconds(), time.perf_counter()
             run()
             walls[name].append(time.perf_counter() - start)
             cpus[name].append(cpu_seconds() - cpu)
 
-    baseline = "namespace df.rank_metrics.ndcg(k=10)"
+    baseline = next(iter(contenders))
     base_wall, base_cpu = statistics.median(walls[baseline]), statistics.median(cpus[baseline])
     print("\n| contender | median wall s | CPU s | wall / namespace | CPU / namespace |")
     print("|---|---:|---:|---:|---:|")
     for name in contenders:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
         print(f"| {name} | {wall:.2f} | {cpu:.2f} | {wall / base_wall:.2f} | {cpu / base_cpu:.2f} |")
-    print("\nuptime after:", load())
 
 
 def main() -> None:
@@ -131,6 +169,9 @@ def main() -> None:
     parser.add_argument("--shuffle", action="store_true")
     parser.add_argument("--core", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--measures", type=lambda text: text.split(","), default=None, help=f"of {', '.join(OTHER_MEASURES)}"
+    )
     arguments = parser.parse_args()
     for queries, docs in arguments.shapes or [(arguments.queries, arguments.docs)]:
         run_shape(queries, docs, arguments)

@@ -10,23 +10,30 @@ tie-averaged DCG by default; every tie mode; under `ties="average"` the exact ex
 tied rows).
 
 Which measures are expressions
-- `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision` and `success`: each is a
-  function of the group's own rows.  Recall and average precision divide by R, the group's relevant rows:
-  in-frame relevance only.  An expression sees no judgments outside the frame, so a relevant document the
-  run did not retrieve does not count (`qrels=` on the namespace counts it, as trec_eval does).
+- `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision`, `success` (also as `hit_rate`,
+  ranx's name), `rprec`, `f1`, `err`, `nerr`, `rbp`, `iprec_at_recall` and `eleven_point_average`: each is a
+  function of the group's own rows.  Recall, average precision, R-precision, F1 and the interpolated
+  precisions divide by R, the group's relevant rows, nERR by the ERR of the group's
+  grades sorted, and RBP brings the gains into [0, 1] by the group's greatest: in-frame relevance only.  An
+  expression sees no judgments outside the frame, so a relevant document the run did not retrieve does not
+  count (`qrels=` on the namespace counts it, as trec_eval does).
 - Not expressions: the measures that need judgments outside the frame or unjudged rows (num_rel, bpref and
-  gm_bpref, infAP, the judged / unjudged counts, R-precision and Rprec_mult, ndcg_rel and Rndcg with their
-  judged ideal), because R comes from the judgments there and rows with a null relevance (unjudged) are
-  refused as bad values here; the set measures, which on the frame's rows alone are `precision()` (set_P) or
-  1 (set_recall); the geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one
-  (the per-group value is AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are
-  `pl.len()` and a sum in plain Polars.  The other in-frame measures (ERR, nERR, RBP, G, iprec_at_recall,
-  11pt_avg, ...) could be expressions but are not written yet: use `evaluate` or their namespace method.
+  gm_bpref, infAP, Rprec_mult, ndcg_rel and Rndcg with their judged ideal; judged@k and unj@k, 1 and 0 here),
+  because R comes from the judgments there and rows with a null relevance (unjudged) are refused as bad values
+  here; the set measures, which on the frame's rows alone are `precision()` (set_P) or 1 (set_recall); the
+  geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one (the per-group value is
+  AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are `pl.len()` and a
+  sum in plain Polars.  The other in-frame measures (G, binG, rbp_resid, sDCG, utility) could be expressions
+  but are not written yet: use `evaluate`.
 - The measure layer (`measures/`) is not reused: its terms are written against the plan's row columns
   (positions, relevant-before counts, sums per tie block from a group-by on (query, score)), which do not
   exist inside an aggregation.  Two helpers carry the shared work here instead: `_positional_sum` for a
   measure linear in per-position weights (DCG: the discounts; hits@k: 1 within k) and
   `_expected_at_first_relevant` for the measures of the first relevant row (reciprocal rank, success).
+  RBP is `_positional_sum` with the weights p**(position - 1), F1 a function of hits@k; R-precision cuts at the
+  group's R (`_hits_within_relevant_total`); ERR runs its cascade on the list of stopping probabilities in
+  ranked order (`_cascade`), which has no exact tie expectation here (refused, as in the namespace), nor have
+  the interpolated precisions (`_interpolated_precisions`, the greatest of ratios).
 
 How the per-group value is computed
 - Polars evaluates an expression inside an aggregation group by group when it is not elementwise (a rank, a
@@ -60,8 +67,26 @@ from dataclasses import dataclass
 import polars as pl
 
 from . import _spec
+from .measures import rbp as _rbp
+from .measures._base import ERR_MAX_GRADE, options_suffix, stopping_probability
 
-__all__ = ["average_precision", "dcg", "ndcg", "precision", "recall", "reciprocal_rank", "success"]
+__all__ = [
+    "average_precision",
+    "dcg",
+    "eleven_point_average",
+    "err",
+    "f1",
+    "hit_rate",
+    "iprec_at_recall",
+    "ndcg",
+    "nerr",
+    "precision",
+    "rbp",
+    "recall",
+    "reciprocal_rank",
+    "rprec",
+    "success",
+]
 
 Ties = _spec.Ties
 GainName = _spec.GainName
@@ -90,6 +115,14 @@ NO_RELEVANT_MESSAGE = (
 NO_RELEVANT_ABOVE_MESSAGE = (
     "a group has no document with relevance above {threshold:g}, and {total} group(s) in all; "
     "pass no_relevant=0.0, 1.0 or None to score them."
+)
+NO_GRADE_ABOVE_ZERO_MESSAGE = (
+    "a group has no document of grade above 0 (ideal ERR is 0), and {total} group(s) in all; "
+    "pass no_relevant=0.0, 1.0 or None to score them."
+)
+ERR_GRADE_MESSAGE = (
+    f"relevance {{value}} is outside ERR's grades 0..{ERR_MAX_GRADE}: its stopping probability "
+    f"(2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1)"
 )
 _IN_GROUPS = ", in {groups} group(s)."
 
@@ -159,7 +192,7 @@ def _inputs(
         doc_name=doc_name,
         k=_check_cutoff(metric, k),
         ties=_check_ties(ties, doc_expr),
-        gain=_spec._check_gain(gain, allow_negative=metric != "ndcg"),
+        gain=_spec._check_gain(gain, allow_negative=metric not in ("ndcg", "rbp")),
     )
 
 
@@ -717,9 +750,11 @@ def _hits(i: _Inputs, relevant: pl.Expr) -> pl.Expr:
     return _positional_sum(i, _gain(i), relevant, _UNIT_WEIGHT)
 
 
-def _no_relevant_finish(no_relevant: object, threshold: float) -> Callable[[pl.Series], pl.Series]:
+def _no_relevant_finish(
+    no_relevant: object, threshold: float, message: str = NO_RELEVANT_ABOVE_MESSAGE
+) -> Callable[[pl.Series], pl.Series]:
     """The value of a group without a relevant row (NaN there, as 0 / 0): `no_relevant`, or the namespace's
-    error."""
+    error (`message`, formatted with `threshold` and the groups' `total`)."""
     checked = _check_no_relevant(no_relevant)
 
     def finish(values: pl.Series) -> pl.Series:
@@ -727,7 +762,7 @@ def _no_relevant_finish(no_relevant: object, threshold: float) -> Callable[[pl.S
             return values.fill_nan(checked)
         without = int(values.is_nan().sum())
         if without:
-            raise ValueError(NO_RELEVANT_ABOVE_MESSAGE.format(threshold=threshold, total=without))
+            raise ValueError(message.format(threshold=threshold, total=without))
         return values
 
     return finish
@@ -971,3 +1006,487 @@ def success(
     relevant_in_order = _in_ranked_order(i, _gain(i), relevant).implode()
     within = _weighted_by_position(relevant_in_order, i.cut, _UNIT_WEIGHT.expression)
     return _finish(i, name, within.list.max().fill_null(0.0), checks)
+
+
+# `hit_rate` is ranx's name for success, as `evaluate`'s alias: the same expression and column (`success@k`)
+hit_rate = success
+
+
+def f1(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """F1 of each group (ranx's f1@k): the harmonic mean of precision@k and recall@k, 2 hits@k / (k + R),
+    R the group's relevant rows; without k, k is the group's rows.
+
+    R counts the group's own rows only, as for `recall`.  The value is linear in hits@k, so under
+    ties="average" it is the exact expectation over every order of the tied rows.
+
+    Parameters
+    ----------
+    relevance, score, k, doc, ties, threshold, no_relevant
+        As for `recall`.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `f1` or `f1@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [1, 1, 0, 1, 0], "score": [3, 2, 1, 5, 5]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.f1(k=1))
+    shape: (2, 2)
+    ┌───────┬──────────┐
+    │ query ┆ f1@1     │
+    │ ---   ┆ ---      │
+    │ i64   ┆ f64      │
+    ╞═══════╪══════════╡
+    │ 1     ┆ 0.666667 │
+    │ 2     ┆ 0.5      │
+    └───────┴──────────┘
+    """
+    i, relevant, checks = _threshold_inputs("f1", relevance, score, doc, k, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    total = relevant.sum()
+    length = pl.len().cast(pl.Float64) if i.k is None else pl.lit(_as_float(i.k))
+    value = pl.when(total > 0).then(2.0 * _hits(i, relevant) / (length + total)).otherwise(math.nan)
+    return _finish(i, _column_name("f1", i.k), value, checks, finish)
+
+
+def _hits_within_relevant_total(i: _Inputs, relevant: pl.Expr) -> pl.Expr:
+    """The relevant rows within the first R positions, R the group's relevant rows; under ties="average" their
+    expected number: a row of the tie block at positions a..b adds (min(b, R) - min(a - 1, R)) / (b - a + 1)."""
+    total = relevant.sum()
+    ranked = _in_ranked_order(i, _gain(i), relevant).implode()
+    # the running count at position R (cheaper than a head of a per-group length); R = 0 reads the last
+    # position, whose count is R, 0; an empty group (a window) has none
+    running = ranked.list.eval(pl.element().cum_sum())
+    ordered = running.list.get(total.cast(pl.Int64) - 1, null_on_oob=True).fill_null(0.0)
+    if i.ties != "average":
+        return ordered
+
+    def averaged(score: pl.Expr, relevant: pl.Expr) -> pl.Expr:
+        fields = {**_block_positions(score), "relevant": relevant}
+        a, b = _field("a").cast(pl.Float64), _field("b").cast(pl.Float64)
+        r = _field("relevant").sum()
+        within = pl.min_horizontal(b, r) - pl.min_horizontal(a - 1.0, r)
+        return _let(fields, _field("relevant") * within / (b - a + 1.0)).list.sum()
+
+    return pl.coalesce(_in_tied_groups(i, {"relevant": relevant}, averaged), ordered)
+
+
+def rprec(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """R-precision of each group (trec_eval's Rprec): its relevant rows within the first R positions, divided
+    by R, the group's relevant rows.
+
+    R counts the group's own rows only, as for `recall` (trec_eval counts the relevant judged documents the
+    run did not retrieve too: the namespace's `qrels=`).  No cut-off: R is the cut-off.
+
+    Parameters
+    ----------
+    relevance, score, doc, threshold, no_relevant
+        As for `recall`.
+    ties
+        As for `ndcg`; "average" gives the exact expectation over every order of the tied rows.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `rprec`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [0, 1, 1, 1, 0], "score": [3, 2, 1, 5, 5]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.rprec())
+    shape: (2, 2)
+    ┌───────┬───────┐
+    │ query ┆ rprec │
+    │ ---   ┆ ---   │
+    │ i64   ┆ f64   │
+    ╞═══════╪═══════╡
+    │ 1     ┆ 0.5   │
+    │ 2     ┆ 0.5   │
+    └───────┴───────┘
+    """
+    i, relevant, checks = _threshold_inputs("rprec", relevance, score, doc, None, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    return _finish(i, "rprec", _hits_within_relevant_total(i, relevant) / relevant.sum(), checks, finish)
+
+
+# ----------------------------------------------------------------------------------------------- cascade
+def _refuse_average(kind: str, i: _Inputs) -> None:
+    """The namespace's refusal of ties="average" for a measure with no exact expectation over tied orders."""
+    if i.ties == "average":
+        _spec._refuse_average(_spec.measures_of(kind, kind, i.k))
+
+
+def _err_inputs(metric: str, relevance: object, score: object, doc: object, k: object, ties: object) -> _Inputs:
+    i = _inputs(metric, relevance, score, doc, k, ties, "linear")
+    _refuse_average(metric, i)
+    return i
+
+
+def _stopping_probabilities(i: _Inputs) -> pl.Expr:
+    return stopping_probability(i.relevance.cast(pl.Float64, strict=False))
+
+
+def _err_checks(i: _Inputs) -> list[_Check]:
+    """The namespace's checks, and ERR's grades in [0, 4]."""
+    grade = i.relevance.cast(pl.Float64, strict=False)
+    outside = (grade < 0) | (grade > ERR_MAX_GRADE)
+    quote = _value_message(ERR_GRADE_MESSAGE)
+
+    def message(frame: pl.DataFrame, failing: pl.Series) -> str:
+        return quote(frame, failing) + _IN_GROUPS.format(groups=int((failing > 0).sum()))
+
+    first_outside = pl.when(outside).then(i.relevance).drop_nulls().first()
+    return [*_checks("err", i, _gain(i)), _Check("err_grade", outside.sum(), message, first_outside)]
+
+
+def _cascade(stops_in_order: pl.Expr, k: int | None) -> pl.Expr:
+    """ERR of each group's stopping probabilities in ranked order (a list): over positions p <= k, the sum of
+    R_p / p x the product of 1 - R over the positions above p."""
+    listed = stops_in_order if k is None else stops_in_order.list.head(k)
+    stop = pl.element()
+    continuation = (1.0 - stop).cum_prod().shift(1, fill_value=1.0)
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    return listed.list.eval((stop * continuation / position).sum()).list.first()
+
+
+def _ranked_err(i: _Inputs) -> pl.Expr:
+    """ERR@k in the tie mode's order (the bounds order a tie block by grade: ERR's best and worst orders)."""
+    stops = _stopping_probabilities(i)
+    return _cascade(_in_ranked_order(i, stops, stops).implode(), i.cut)
+
+
+def err(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    doc: Column | None = None,
+) -> pl.Expr:
+    """ERR@k of each group, expected reciprocal rank as ir_measures' ERR@k (gdeval) computes it: over positions
+    p <= k, the sum of R(g_p) / p x the product of 1 - R(g) over the positions above, with R(g) =
+    (2**g - 1) / 2**4 for the relevance grade g (gdeval's largest grade 4).
+
+    The grade is the relevance itself: there is no gain option (`evaluate` reads its `gain` only to refuse a
+    tie bound whose gain mapping does not order the grades).  Grades must lie in [0, 4].
+
+    Parameters
+    ----------
+    relevance, score, k, doc
+        As for `ndcg`.
+    ties
+        "reverse", "input", "doc", "optimistic" or "pessimistic" (the bounds order a tie block by descending
+        or ascending grade: ERR's best and worst orders).  "average", the default as in the namespace, is
+        refused with the namespace's message: ERR has no exact expectation over tied orders here.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `err` or `err@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1], "relevance": [0, 4, 2], "score": [3, 2, 1]})
+    >>> df.group_by("query").agg(exprs.err(ties="input"), exprs.err(k=2, ties="input"))
+    shape: (1, 3)
+    ┌───────┬──────────┬─────────┐
+    │ query ┆ err      ┆ err@2   │
+    │ ---   ┆ ---      ┆ ---     │
+    │ i64   ┆ f64      ┆ f64     │
+    ╞═══════╪══════════╪═════════╡
+    │ 1     ┆ 0.472656 ┆ 0.46875 │
+    └───────┴──────────┴─────────┘
+    """
+    i = _err_inputs("err", relevance, score, doc, k, ties)
+    return _finish(i, _column_name("err", i.k), _ranked_err(i), _err_checks(i))
+
+
+def nerr(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """nERR@k of each group: `err` divided by the ideal ERR@k, that of the group's grades sorted descending.
+
+    The ideal comes from the group's own rows (the namespace's `qrels=` takes every judged document).
+
+    Parameters
+    ----------
+    relevance, score, k, doc, ties
+        As for `err`.
+    no_relevant
+        nERR of a group whose ideal ERR is 0 (no grade above 0): a float, None (null) or "error" (raise).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `nerr` or `nerr@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 2], "relevance": [0, 4, 0], "score": [3, 2, 1]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.nerr(ties="input"))
+    shape: (2, 2)
+    ┌───────┬──────┐
+    │ query ┆ nerr │
+    │ ---   ┆ ---  │
+    │ i64   ┆ f64  │
+    ╞═══════╪══════╡
+    │ 1     ┆ 0.5  │
+    │ 2     ┆ 0.0  │
+    └───────┴──────┘
+    """
+    i = _err_inputs("nerr", relevance, score, doc, k, ties)
+    finish = _no_relevant_finish(no_relevant, 0.0, NO_GRADE_ABOVE_ZERO_MESSAGE)
+    ideal = _cascade(_stopping_probabilities(i).implode().list.sort(descending=True), i.cut)
+    # grades are not negative: an ideal ERR of 0 has an ERR of 0, and only 0 / 0 is NaN
+    return _finish(i, _column_name("nerr", i.k), _ranked_err(i) / ideal, _err_checks(i), finish)
+
+
+# ----------------------------------------------------------------------------------------------- rbp
+def _check_persistence(p: object) -> float:
+    if not _spec._is_real(p):
+        msg = f"p must be a float, got {p!r}."
+        raise TypeError(msg)
+    refusal = _rbp.refused_persistence(float(p))
+    if refusal is not None:
+        msg = f"option p={p!r} is refused: {refusal}."
+        raise ValueError(msg)
+    return float(p)
+
+
+def _persistence_weight(p: float) -> _Weight:
+    return _Weight(
+        lambda position: pl.lit(p).pow(position.cast(pl.Float64) - 1.0), lambda position: p ** (position - 1)
+    )
+
+
+def rbp(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    gain: Gain = "linear",
+    p: float = _rbp.DEFAULT_PERSISTENCE,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """RBP of each group, rank-biased precision as trec_eval's rbp: (1 - p) x the sum over positions i <= k of
+    p**(i - 1) x g', g' the gain divided by the group's greatest gain when that exceeds 1 (graded 0..L by L).
+
+    The greatest gain is the group's own rows' (the namespace's `qrels=` takes every judged document).
+
+    Parameters
+    ----------
+    relevance, score, k, doc
+        As for `ndcg`.  Without k the whole group counts.
+    ties
+        As for `ndcg`; "average" gives the exact expectation over every order of the tied rows.
+    gain
+        As for `ndcg`; a gain mapping must not give a negative gain.
+    p
+        The persistence, strictly between 0 and 1 (trec_eval's default 0.9; ir_measures' is 0.8).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named as `evaluate` names the measure: `rbp`, `rbp@{k}`, and with another p
+        `rbp(p=0.8)`, `rbp(p=0.8)@{k}`; one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1], "relevance": [2, 0, 1], "score": [3, 2, 1]})
+    >>> df.group_by("query").agg(exprs.rbp(), exprs.rbp(p=0.5, k=1))
+    shape: (1, 3)
+    ┌───────┬────────┬──────────────┐
+    │ query ┆ rbp    ┆ rbp(p=0.5)@1 │
+    │ ---   ┆ ---    ┆ ---          │
+    │ i64   ┆ f64    ┆ f64          │
+    ╞═══════╪════════╪══════════════╡
+    │ 1     ┆ 0.1405 ┆ 0.5          │
+    └───────┴────────┴──────────────┘
+    """
+    i = _inputs("rbp", relevance, score, doc, k, ties, gain)
+    persistence = _check_persistence(p)
+    gain_expr = _gain(i)
+    # g / high when high > 1, else g: g / max(high, 1), divided out of the sum (one division per group)
+    weighted = _positional_sum(i, gain_expr, gain_expr, _persistence_weight(persistence))
+    total = weighted / pl.max_horizontal(gain_expr.max(), 1.0)
+    options = options_suffix([("p", persistence)] if persistence != _rbp.DEFAULT_PERSISTENCE else [])
+    name = _column_name(f"rbp{options}", i.k)
+    return _finish(i, name, (1.0 - persistence) * total, _checks("rbp", i, gain_expr))
+
+
+# ----------------------------------------------------------------------------------------------- interpolated
+def _check_level(level: object) -> float:
+    if not _spec._is_real(level):
+        msg = f"level must be a recall level (a float from 0 to 1), got {level!r}."
+        raise TypeError(msg)
+    if not 0.0 <= float(level) <= 1.0:
+        msg = f"level must be a recall level from 0 to 1, got {level!r}."
+        raise ValueError(msg)
+    return float(level)
+
+
+def _interpolated_precisions(levels: Sequence[float]) -> pl.Expr:
+    """Inside a `list.eval` over a group's relevant flags in ranked order, the interpolated precision at each
+    level: the greatest precision c / p over its relevant rows with c >= max(lround(level R), 1), c the
+    relevant rows at or above the row and p its position (trec_eval rounds level R half away from zero).  That
+    is the greatest precision from the n-th relevant row on, n = max(lround(level R), 1): one suffix maximum
+    serves every level.  A group without a relevant row gives nulls."""
+    relevant = pl.element()
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    precisions = (relevant.cum_sum() / position).filter(relevant > 0)
+    greatest_from = precisions.reverse().cum_max().reverse()
+    scaled = pl.lit(pl.Series(levels, dtype=pl.Float64)) * relevant.sum()
+    needed = pl.max_horizontal(scaled.round(0, mode="half_away_from_zero"), 1.0).cast(pl.Int64)
+    return greatest_from.gather(needed - 1, null_on_oob=True)
+
+
+def _interpolated_inputs(
+    metric: str, column: str, relevance: object, score: object, doc: object, ties: object, threshold: object
+) -> tuple[_Inputs, pl.Expr, pl.Expr, list[_Check]]:
+    """The inputs, the relevant flags in ranked order (a list; the bounds put a tie block's relevant rows first
+    or last), R and the checks; ties="average" refused as the namespace refuses it."""
+    i, relevant, checks = _threshold_inputs(metric, relevance, score, doc, None, ties, threshold)
+    if i.ties == "average":
+        _spec._refuse_average((_spec.Measure(metric, None, column),))
+    return i, _in_ranked_order(i, _gain(i), relevant).implode(), relevant.sum(), checks
+
+
+def iprec_at_recall(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    level: float,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """Interpolated precision at a recall level of each group (trec_eval's iprec_at_recall, `evaluate`'s
+    `iprec@level`): the greatest precision at a relevant row whose recall reaches the level, 0 when none does.
+
+    R counts the group's own rows only, as for `recall`.
+
+    Parameters
+    ----------
+    relevance, score, doc, threshold, no_relevant
+        As for `recall`.
+    level
+        The recall level, from 0 to 1 (trec_eval's are 0.0, 0.1, ..., 1.0); level R is rounded half away from
+        zero, and at least one relevant row is needed.
+    ties
+        "reverse", "input", "doc", "optimistic" or "pessimistic" (a tie block's relevant rows first or last).
+        "average", the default as in the namespace, is refused with the namespace's message: the greatest of
+        ratios has no exact expectation over tied orders here.
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `iprec@{level}` (`iprec@0.5`), one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 1], "relevance": [0, 1, 0, 1], "score": [4, 3, 2, 1]})
+    >>> df.group_by("query").agg(exprs.iprec_at_recall(level=0.5, ties="input"))
+    shape: (1, 2)
+    ┌───────┬───────────┐
+    │ query ┆ iprec@0.5 │
+    │ ---   ┆ ---       │
+    │ i64   ┆ f64       │
+    ╞═══════╪═══════════╡
+    │ 1     ┆ 0.5       │
+    └───────┴───────────┘
+    """
+    checked_level = _check_level(level)
+    column = _spec.level_column("iprec", checked_level)
+    i, ranked, total, checks = _interpolated_inputs("iprec", column, relevance, score, doc, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    interpolated = ranked.list.eval(_interpolated_precisions([checked_level])).list.first()
+    value = pl.when(total > 0).then(interpolated).otherwise(math.nan)
+    return _finish(i, column, value, checks, finish)
+
+
+# trec_eval's recall levels of 11pt_avg
+_ELEVEN_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def eleven_point_average(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """trec_eval's 11pt_avg of each group: the mean of `iprec_at_recall` at the levels 0.0, 0.1, ..., 1.0
+    (summed from the highest level down, as trec_eval sums them).
+
+    Parameters
+    ----------
+    relevance, score, doc, ties, threshold, no_relevant
+        As for `iprec_at_recall` (ties="average" refused).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `11pt_avg`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 1], "relevance": [0, 1, 0, 1], "score": [4, 3, 2, 1]})
+    >>> df.group_by("query").agg(exprs.eleven_point_average(ties="input"))
+    shape: (1, 2)
+    ┌───────┬──────────┐
+    │ query ┆ 11pt_avg │
+    │ ---   ┆ ---      │
+    │ i64   ┆ f64      │
+    ╞═══════╪══════════╡
+    │ 1     ┆ 0.5      │
+    └───────┴──────────┘
+    """
+    i, ranked, total, checks = _interpolated_inputs("11pt_avg", "11pt_avg", relevance, score, doc, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    # trec_eval adds the levels' values from the highest level down, then divides by their number
+    mean = ranked.list.eval(_interpolated_precisions(_ELEVEN_LEVELS[::-1]).sum() / len(_ELEVEN_LEVELS)).list.first()
+    value = pl.when(total > 0).then(mean).otherwise(math.nan)
+    return _finish(i, "11pt_avg", value, checks, finish)

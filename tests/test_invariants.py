@@ -192,12 +192,12 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("num_rel", None, None, ignores_order=True),
     MeasureKind("num_rel_ret", None, None, ignores_order=True),
     MeasureKind("gm_map", None, None),
-    MeasureKind("rprec", None, None),
+    MeasureKind("rprec", None, "rprec"),
     MeasureKind("bpref", None, None),
-    MeasureKind("iprec", None, None),
+    MeasureKind("iprec", None, "iprec_at_recall"),
     MeasureKind("infap", None, None),
-    MeasureKind("err", None, None),
-    MeasureKind("nerr", None, None),
+    MeasureKind("err", None, "err"),
+    MeasureKind("nerr", None, "nerr"),
     MeasureKind("num_nonrel_judged_ret", None, None, ignores_order=True),
     MeasureKind("set_p", None, None),
     MeasureKind("set_recall", None, None),
@@ -211,12 +211,12 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("unj", None, None, divides_by_cutoff=True),
     MeasureKind("judged", None, None),
     # 2 hits / (k + R): whole 2 hits / (length + R)
-    MeasureKind("f1", None, None, past_the_list=lambda k, length, relevant: (length + relevant) / (k + relevant)),
-    MeasureKind("rbp", None, None),
+    MeasureKind("f1", None, "f1", past_the_list=lambda k, length, relevant: (length + relevant) / (k + relevant)),
+    MeasureKind("rbp", None, "rbp"),
     MeasureKind("rbp_resid", None, None, between_bounds=False),
     MeasureKind("rprec_mult", None, None),
     MeasureKind("bin_g", None, None),
-    MeasureKind("11pt_avg", None, None),
+    MeasureKind("11pt_avg", None, "eleven_point_average"),
     MeasureKind("g", None, None, between_bounds=False),
     MeasureKind("ndcg_rel", None, None),
     MeasureKind("rndcg", None, None),
@@ -771,7 +771,9 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
         ):
             assert (option in options) == used, f"{kind.method} and the table disagree on {option}"
             assert option in evaluate_options
-    assert {kind.expression for kind in MEASURES} - {None} == set(exprs.__all__)
+    # hit_rate is success under ranx's name, as evaluate's alias
+    assert {kind.expression for kind in MEASURES} - {None} == set(exprs.__all__) - {"hit_rate"}
+    assert exprs.hit_rate is exprs.success
 
 
 def with_and_without(cutoff: int) -> list[Measure]:
@@ -1194,12 +1196,18 @@ def test_exprs_equal_the_namespace(case: Case, engine: Engine) -> None:
     aggregations = []
     for m in case.measures:
         assert m.kind.expression is not None
-        options = {
-            option: value
-            for option, value in case.options(m.kind).items()
-            if option in ("doc", "ties", "gain", "threshold", "no_relevant", "log_base")
-        }
-        aggregations.append(getattr(exprs, m.kind.expression)(k=m.cutoff, **options).alias(m.name))
+        expression = getattr(exprs, m.kind.expression)
+        # the options the expression takes (err reads no gain, rprec has no cut-off) and the measure's own (p)
+        taken = inspect.signature(expression).parameters
+        options = {option: value for option, value in case.options(m.kind).items() if option in taken}
+        options |= {option: value for option, value in m.options if option in taken}
+        if "k" in taken:
+            options["k"] = m.cutoff
+        if "level" in taken:
+            options["level"] = m.parameter
+        assert m.kind.parameter in ("cutoff", "recall_level", "none") and set(dict(m.options)) <= set(taken), m
+        assert {"doc", "ties"} <= set(options), options
+        aggregations.append(expression(**options).alias(m.name))
     got = aggregate(case.run, engine, list(case.query), aggregations)
     expected = single_methods(replace(case, weight=None), engine)
     assert_frame_equal(got, expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
