@@ -52,6 +52,7 @@ from ._spec import (
     parse_measure,
 )
 from .io import scan_trec_qrels, scan_trec_run
+from .judgment_groups import TREC_EVAL_MEASURES as TREC_EVAL_JG_MEASURES
 from .measures import REGISTRY
 from .measures._base import GEOMETRIC_FLOOR
 from .namespace import rank_metrics
@@ -1226,6 +1227,19 @@ def command_trec_eval(args: argparse.Namespace) -> int:
 
 
 def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
+    if args.rel_format == "qrels_jg":
+        from . import _trec_eval_jg  # it imports this module's trec_eval helpers: not imported at the top
+
+        return _trec_eval_jg.trec_eval(args, scratch)
+    if args.rel_format != "qrels":
+        msg = (
+            f"-R {args.rel_format}: judgments format not implemented here; implemented: qrels (the default), qrels_jg."
+        )
+        raise UsageError(msg)
+    grouped = [text for text in args.measure or [] if text.partition(".")[0] in [*TREC_EVAL_JG_MEASURES, "qrels_jg"]]
+    if grouped:
+        msg = f"trec_eval measure {grouped[0]!r} averages over judgment groups: it needs -R qrels_jg."
+        raise UsageError(msg)
     request = parse_trec_measures(args.measure or [])
     requested = request.measures
     zscores = read_zscores(args.zscores) if args.zscores is not None else None
@@ -1628,6 +1642,15 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         default=0,
         metavar="NUM",
         help="documents in the collection (utility's non-relevant documents not retrieved)",
+    )
+    parser.add_argument(
+        "-R",
+        "--Rel_info_format",
+        dest="rel_format",
+        default="qrels",
+        metavar="FORMAT",
+        help="format of QRELS: qrels (default; the second field is ignored) or qrels_jg (the second field is the "
+        "judgment group: -m qrels_jg, map_avgjg, P_avgjg, Rprec_mult_avgjg)",
     )
     parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel; '#' lines are comments)")
     parser.add_argument(

@@ -1,6 +1,7 @@
-"""trec_eval 10's own quicktest (its QUICKTEST.md, commands 1-8, 14 and 15: the qrels-format ones) run through
-`lodestar-polars trec_eval`, each compared byte for byte with the expected file trec_eval ships: comments,
--q, -c, -M100, -l2, -Z, measure parameters and every measure of all_trec."""
+"""trec_eval 10's own quicktest (its QUICKTEST.md, commands 1-8 and 12-15: the qrels and qrels_jg ones) run
+through `lodestar-polars trec_eval`, each compared byte for byte with the expected file trec_eval ships: comments,
+-q, -c, -M100, -l2, -Z, measure parameters, every measure of all_trec, and -R qrels_jg's judgment-group
+measures."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ QUICKTEST = [
         8,
         ("-m", "all_trec", "-mrelstring.20", "-q", "-l2", "test/qrels.rel_level", "test/results.test"),
         "out.test.aql",
+    ),
+    Command(12, ("-m", "qrels_jg", "-q", "-R", "qrels_jg", "test/qrels.123", "test/results.test"), "out.test.qrels_jg"),
+    Command(
+        13,
+        ("-m", "qrels_jg", "-q", "-R", "qrels_jg", "test/qrels.comments.123", "test/results.test"),
+        "out.test.qrels_jg",
     ),
     Command(
         14,

@@ -111,6 +111,14 @@ def stopping_probability(grade: pl.Expr) -> pl.Expr:
     return (pl.lit(2.0).pow(grade.cast(pl.Float64)) - 1.0).fill_null(0.0) / float(2**ERR_MAX_GRADE)
 
 
+def exact_quotient(numerator: pl.Expr, divisor: float) -> pl.Expr:
+    """`numerator` / `divisor`, correctly rounded as C's division.  Polars 2.1 divides a float column by a scalar
+    as a product with the scalar's reciprocal, which may differ in the last bit (3 / 20 gives 0.15000000000000002
+    where trec_eval's 3.0 / 20 is 0.15, printing 0.0438 for its 0.0437 at a rounding boundary of a mean): the
+    divisor is made a column, so that Polars divides element by element."""
+    return numerator / (numerator * 0.0 + divisor)
+
+
 # a cut-off at or past this position keeps every row: no query has 2**40 rows, and the plan's integer
 # arithmetic on positions stays far from overflowing
 LONGEST_CUTOFF = 1 << 40

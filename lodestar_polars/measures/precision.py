@@ -11,7 +11,7 @@ import math
 import polars as pl
 
 from . import _hits
-from ._base import ROWS, Context, Definition, Spelling, cut_at
+from ._base import ROWS, Context, Definition, Spelling, cut_at, exact_quotient
 
 
 def _as_float(value: int) -> float:
@@ -23,9 +23,11 @@ def _as_float(value: int) -> float:
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
     hits = pl.col(_hits.hits_column(cut_at(cutoff)))
+    if cutoff is None:
+        length = pl.col(ROWS).cast(pl.Float64)
+        return pl.when(length == 0).then(0.0).otherwise(hits / length)
     # P@k divides by k, past the list too (trec_eval); a k beyond Float64 makes it 0
-    length = pl.col(ROWS).cast(pl.Float64) if cutoff is None else pl.lit(_as_float(cutoff))
-    return pl.when(length == 0).then(0.0).otherwise(hits / length)
+    return exact_quotient(hits, _as_float(cutoff))
 
 
 MEASURE = Definition(
