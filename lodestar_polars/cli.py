@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from . import __version__, partitions
+from . import __version__, partitions, preferences
 from ._mean import mean as mean_of
 from ._spec import (
     CANONICAL_MEASURES,
@@ -938,6 +938,8 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
         if measure is None:
             supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
             msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
+            if name in preferences.PRINT_ORDER or name in preferences.NICKNAMES:
+                msg = f"trec_eval measure {text!r} needs -R prefs or -R qrels_prefs (preference judgments)."
             raise UsageError(msg)
         if measure.columns is not None or measure.printed == "string" or measure.averaged is not None or measure.gains:
             # refuses bad parameters here
@@ -1226,6 +1228,11 @@ def command_trec_eval(args: argparse.Namespace) -> int:
 
 
 def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
+    if args.rel_format in ("prefs", "qrels_prefs"):
+        return _trec_eval_prefs(args, scratch)
+    if args.rel_format != "qrels":  # the hook for the other formats of trec_eval's -R (qrels_jg)
+        msg = f"-R {args.rel_format!r} is not supported; supported: qrels (the default), prefs, qrels_prefs."
+        raise UsageError(msg)
     request = parse_trec_measures(args.measure or [])
     requested = request.measures
     zscores = read_zscores(args.zscores) if args.zscores is not None else None
@@ -1349,6 +1356,33 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
             f"{PROG}: note: of trec_eval's {sets} measures, these are not computed here and not printed: "
             f"{', '.join(request.not_computed)}.\n"
         )
+    sys.stdout.write("".join(out))
+    return EXIT_OK
+
+
+def _trec_eval_prefs(args: argparse.Namespace, scratch: str) -> int:
+    """-R prefs and -R qrels_prefs: trec_eval's preference measures (module `preferences`).  -J, -l and -N
+    change nothing there, as in trec_eval; -Z is refused."""
+    if args.zscores is not None:
+        msg = f"-Z is not supported with -R {args.rel_format}."
+        raise UsageError(msg)
+    try:
+        names = preferences.parse_trec_measures(args.measure or [])
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    judgments = preferences.scan_trec_prefs(args.qrels, qrels=args.rel_format == "qrels_prefs")
+    run = _scan_trec_run_argument(args.run, scratch)
+    measures = [name for name in names if name in preferences.ALL_PREFS]
+    plan = preferences.evaluate(
+        run, judgments, measures, max_retrieved=args.max_retrieved, complete=args.complete
+    )
+    per_query, runid = pl.collect_all([plan, run.select(pl.col("tag").last())], engine="streaming")
+    if per_query.is_empty():
+        msg = "no query has both results and preferences: nothing to evaluate (trec_eval stops too)."
+        raise DataError(msg)
+    out = preferences.trec_lines(
+        per_query, names, str(runid.item()), per_query_lines=args.query_lines, summary=not args.no_summary
+    )
     sys.stdout.write("".join(out))
     return EXIT_OK
 
@@ -1628,6 +1662,15 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         default=0,
         metavar="NUM",
         help="documents in the collection (utility's non-relevant documents not retrieved)",
+    )
+    parser.add_argument(
+        "-R",
+        "--Relevance_info_format",
+        dest="rel_format",
+        default="qrels",
+        metavar="FORMAT",
+        help="the judgments' format: qrels (default); prefs (qid jg jsg docno level) or qrels_prefs (a qrels "
+        "file read as preferences), for the measures of -m all_prefs",
     )
     parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel; '#' lines are comments)")
     parser.add_argument(
