@@ -1,6 +1,7 @@
-"""trec_eval 10's own quicktest (its QUICKTEST.md, commands 1-8, 14 and 15: the qrels-format ones) run through
-`lodestar-polars trec_eval`, each compared byte for byte with the expected file trec_eval ships: comments,
--q, -c, -M100, -l2, -Z, measure parameters and every measure of all_trec."""
+"""trec_eval 10's own quicktest (its QUICKTEST.md, commands 1-11, 14 and 15: all but the qrels_jg ones) run
+through `lodestar-polars trec_eval`, each compared byte for byte with the expected file trec_eval ships:
+comments, -q, -c, -M100, -l2, -Z, measure parameters, every measure of all_trec, and every measure of
+all_prefs with -R prefs and -R qrels_prefs."""
 
 from __future__ import annotations
 
@@ -33,6 +34,15 @@ QUICKTEST = [
         8,
         ("-m", "all_trec", "-mrelstring.20", "-q", "-l2", "test/qrels.rel_level", "test/results.test"),
         "out.test.aql",
+    ),
+    Command(9, ("-m", "all_prefs", "-q", "-R", "prefs", "test/prefs.test", "test/prefs.results.test"), "out.test.prefs"),
+    Command(
+        10,
+        ("-m", "all_prefs", "-q", "-R", "prefs", "test/prefs.comment.test", "test/prefs.results.test"),
+        "out.test.prefs",
+    ),
+    Command(
+        11, ("-m", "all_prefs", "-q", "-R", "qrels_prefs", "test/qrels.test", "test/results.test"), "out.test.qrels_prefs"
     ),
     Command(
         14,
