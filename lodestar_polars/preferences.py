@@ -401,13 +401,13 @@ def _checks(
     """The data checks and, per query, their counters (with the first offending value of each)."""
     level = pl.col(LEVEL)
     bad_level = level.is_nan() | level.is_infinite() | (level < 0)
-    duplicate_line = pl.struct(JG, JSG, DOC).is_duplicated()
+    repeated_line = ~pl.struct(JG, JSG, DOC).is_first_distinct()
     reversed_edges = edges.select(Q, JG, pl.col("b").alias("a"), pl.col("a").alias("b"))
     conflicts = edges.join(reversed_edges, on=[Q, JG, "a", "b"], how="semi")
     counted = [
-        (ranked, pl.col(DOC).is_duplicated(), DOC, "the run has {total} duplicated doc id(s), the first in query {query}: {value}."),
+        (ranked, ~pl.col(DOC).is_first_distinct(), DOC, "the run repeats a doc id {total} time(s), the first in query {query}: {value}."),
         (prefs, bad_level, LEVEL, "a preference level must be a finite number >= 0; {total} are not, the first in query {query}: {value}."),
-        (prefs, duplicate_line, DOC, "a doc is judged twice in one judgment sub-group {total} time(s), the first in query {query}: doc {value}."),
+        (prefs, repeated_line, DOC, "a doc is judged again in the same judgment sub-group {total} time(s), the first in query {query}: doc {value}."),
         (_pa_docs(pa).filter("rel", "zero"), pl.lit(value=True), DOC, "a doc is judged 0 and above 0 in one judgment group with several sub-groups, {total} time(s), the first in query {query}: doc {value} (trec_eval refuses it too)."),
         (conflicts, pl.lit(value=True), JG, "judgment group {value} of query {query} prefers two docs to each other, directly or through other docs ({total} such preference(s) in all; trec_eval aborts on it)."),
         (unfinished, pl.lit(value=True), JG, f"judgment group {{value}} of query {{query}} chains preferences through more than {CLOSURE_STEPS + 1} sub-groups, more than this module follows ({{total}} such group(s) in all)."),

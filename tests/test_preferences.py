@@ -120,3 +120,129 @@ def test_qrels_prefs_equal_trec_eval(
     else:
         expected = trec_eval.run(arguments, qrels_path, run_path)
     assert ours([*arguments, str(qrels_path), str(run_path)]) == expected
+
+
+def per_query(prefs: Prefs, run: RunRows, **options: object) -> dict[str, dict[str, float]]:
+    judged = pl.LazyFrame(prefs, schema=["query", "jg", "jsg", "doc", "level"], orient="row")
+    ranking = pl.LazyFrame(run, schema=["query", "doc", "score"], orient="row")
+    frame = evaluate(ranking, judged, **options).collect()  # type: ignore[arg-type]
+    return {row.pop("query"): row for row in frame.iter_rows(named=True)}
+
+
+def test_simp_ret_imp_and_pair_by_hand() -> None:
+    """One EC group a:2 > b, e:1 > c, d:0; retrieved c, a, (x unjudged), b.  Docid ranks c0 a1 b2, then the
+    unretrieved d3 e4.  a>b fulfilled (retrieved); a>c, b>c not (retrieved); a>e, a>d, b>d fulfilled
+    (implied); e>c not (implied); e>d neither retrieved.  Retrieved 1 of 3, implied 3 of 4, 1 not occurring.
+    Rnonrel: R = 3 >= N = 2, so (4 + Rr (R - N)) / (8 + R (R - N)) = (4 + 2) / (8 + 3); _ret: Rr = 2, Nr = 1:
+    (1 + 2 * 1) / (3 + R * 1) = 3 / 6 (trec_eval adds R, not Rr, possible preferences)."""
+    prefs = [("q", "g", "s", doc, level) for doc, level in (("a", 2), ("b", 1), ("e", 1), ("c", 0), ("d", 0))]
+    run = [("q", "c", 4.0), ("q", "a", 3.0), ("q", "x", 2.0), ("q", "b", 1.0)]
+    values = per_query(prefs, run)["q"]
+    expected = {
+        "prefs_num_prefs_poss": 8, "prefs_num_prefs_ful": 4, "prefs_num_prefs_ful_ret": 1,
+        "prefs_simp": 4 / 8, "prefs_simp_ret": 1 / 3, "prefs_simp_imp": 4 / 7,
+        "prefs_pair": 4 / 8, "prefs_pair_ret": 1 / 3, "prefs_pair_imp": 4 / 7,
+        "prefs_avgjg": 4 / 8, "prefs_avgjg_ret": 1 / 3, "prefs_avgjg_imp": 4 / 7,
+        "prefs_avgjg_Rnonrel": 6 / 11, "prefs_avgjg_Rnonrel_ret": 3 / 6,
+    }  # fmt: skip
+    assert values == pytest.approx(expected, abs=1e-12)
+
+
+def test_rnonrel_keeps_r_nonrelevant_docs_by_hand() -> None:
+    """a:1, b c d:0; retrieved a, b, c.  R = 1 < N = 3: only the first non-relevant doc (b) stays, and trec_eval
+    counts it against every judged doc, the non-relevant ones too: a>b fulfilled; b, c, d vs b not: 1 / 4.
+    _ret: Rr = 1 < Nr = 2, the retrieved a, b, c against b: 1 / 3.  Every other measure: all 3 fulfilled."""
+    prefs = [("q", "g", "s", doc, level) for doc, level in (("a", 1), ("b", 0), ("c", 0), ("d", 0))]
+    run = [("q", "a", 4.0), ("q", "b", 3.0), ("q", "c", 2.0)]
+    values = per_query(prefs, run)["q"]
+    assert values["prefs_avgjg_Rnonrel"] == pytest.approx(1 / 4)
+    assert values["prefs_avgjg_Rnonrel_ret"] == pytest.approx(1 / 3)
+    assert values["prefs_simp"] == values["prefs_simp_ret"] == values["prefs_avgjg"] == 1.0
+
+
+def test_groups_closure_and_pairs_by_hand() -> None:
+    """Three JGs on a, b, c, retrieved in that order: g1 a>b (fulfilled), g2 b>a (not), g3 two sub-groups
+    a>c and c>b, so a>b by transitivity: a>c, a>b fulfilled, c>b not.  simp 3 / 5; avgjg (1 + 0 + 2/3) / 3;
+    pair over the doc pairs {a,b} 2/3, {a,c} 1, {b,c} 0: 5/9; Rnonrel: g1 1, g2 0, g3 (R = 3, N = 0)
+    (2 + 3 * 3) / (3 + 3 * 3) = 11/12, averaged."""
+    prefs: Prefs = [
+        ("q", "g1", "s", "a", 1), ("q", "g1", "s", "b", 0), ("q", "g2", "s", "a", 0), ("q", "g2", "s", "b", 1),
+        ("q", "g3", "s1", "a", 2), ("q", "g3", "s1", "c", 1), ("q", "g3", "s2", "c", 2), ("q", "g3", "s2", "b", 1),
+    ]  # fmt: skip
+    run = [("q", "a", 3.0), ("q", "b", 2.0), ("q", "c", 1.0)]
+    values = per_query(prefs, run)["q"]
+    assert values["prefs_num_prefs_poss"] == 5
+    assert values["prefs_num_prefs_ful"] == values["prefs_num_prefs_ful_ret"] == 3
+    assert values["prefs_simp"] == values["prefs_simp_ret"] == values["prefs_simp_imp"] == pytest.approx(3 / 5)
+    assert values["prefs_avgjg"] == values["prefs_avgjg_ret"] == pytest.approx(5 / 9)
+    assert values["prefs_pair"] == values["prefs_pair_ret"] == values["prefs_pair_imp"] == pytest.approx(5 / 9)
+    assert values["prefs_avgjg_Rnonrel"] == pytest.approx((1 + 0 + 11 / 12) / 3)
+
+
+def test_ties_max_retrieved_and_complete_by_hand() -> None:
+    """Tied scores rank by doc id ascending (a, b, c: every preference fulfilled); -M 2 drops c, so b>c is
+    implied; a judged query missing from the run scores 0 with complete=True and is left out without it."""
+    prefs = [("q", "g", "s", doc, level) for doc, level in (("a", 2), ("b", 1), ("c", 0))]
+    prefs += [("m", "g", "s", "a", 1), ("m", "g", "s", "b", 0)]
+    run = [("q", "c", 1.0), ("q", "b", 1.0), ("q", "a", 1.0)]
+    assert set(per_query(prefs, run)) == {"q"}
+    assert per_query(prefs, run)["q"]["prefs_simp_ret"] == 1.0
+    cut = per_query(prefs, run, max_retrieved=2)["q"]
+    assert (cut["prefs_num_prefs_ful_ret"], cut["prefs_simp_imp"]) == (1, 1.0)
+    assert per_query(prefs, run, complete=True)["m"] == pytest.approx(dict.fromkeys(ALL_PREFS, 0) | {"prefs_num_prefs_poss": 1})
+
+
+def assert_error(result: tuple[int, str, str], exit_code: int, fragment: str) -> None:
+    code, out, err = result
+    assert (code, out) == (exit_code, ""), err
+    assert fragment in err, err
+
+
+@pytest.mark.parametrize(
+    ("lines", "fragment"),
+    [
+        ("q g s a 1\nq g s b\n", "prefs.txt, line 2): expected 5 whitespace-separated fields, got 4"),
+        ("# c\nq g s a high\n", "prefs.txt, line 2): level field 'high' is not a number"),
+        ("q g s a -1\nq g s b 0\n", "finite number >= 0; 1 are not, the first in query 'q': -1.0"),
+        ("q g s a 1\nq g s a 1\n", "judged again in the same judgment sub-group 1 time(s), the first in query 'q': doc 'a'"),
+        ("q g s1 a 1\nq g s1 b 0\nq g s2 a 0\nq g s2 c 1\n", "judged 0 and above 0 in one judgment group"),
+        ("q g s1 a 2\nq g s1 b 1\nq g s2 b 2\nq g s2 a 1\n", "judgment group 'g' of query 'q' prefers two docs"),
+    ],
+)
+def test_bad_prefs_exit_1(tmp_path: Path, lines: str, fragment: str) -> None:
+    (tmp_path / "prefs.txt").write_text(lines)
+    (tmp_path / "run.txt").write_text("q Q0 a 1 1 tag\nq Q0 b 2 0.5 tag\nq Q0 c 3 0.2 tag\n")
+    arguments = ["-m", "all_prefs", "-R", "prefs", str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]
+    assert_error(call_ours(arguments), 1, fragment)
+
+
+def test_duplicated_run_doc_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "prefs.txt").write_text("q g s a 1\nq g s b 0\n")
+    (tmp_path / "run.txt").write_text("q Q0 a 1 1 tag\nq Q0 a 2 0.5 tag\n")
+    arguments = ["-m", "prefs_simp", "-R", "prefs", str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]
+    assert_error(call_ours(arguments), 1, "the run repeats a doc id 1 time(s), the first in query 'q': 'a'")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        (["-R", "qrels_jg", "-m", "prefs_simp"], "-R 'qrels_jg' is not supported; supported: qrels (the default)"),
+        (["-R", "prefs"], "name the measures: -m all_prefs"),
+        (["-R", "prefs", "-m", "map"], "'map' is not a preference measure"),
+        (["-R", "prefs", "-m", "prefs_simp.5"], "takes no parameters"),
+        (["-R", "prefs", "-m", "prefs", "-Z", "z.txt"], "-Z is not supported with -R prefs"),
+        (["-m", "prefs_simp"], "'prefs_simp' needs -R prefs or -R qrels_prefs"),
+        (["-m", "all_prefs"], "'all_prefs' needs -R prefs or -R qrels_prefs"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path: Path, arguments: list[str], fragment: str) -> None:
+    (tmp_path / "prefs.txt").write_text("q g s a 1\n")
+    (tmp_path / "run.txt").write_text("q Q0 a 1 1 tag\n")
+    assert_error(call_ours([*arguments, str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]), 2, fragment)
+
+
+def test_nothing_to_evaluate_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "prefs.txt").write_text("q g s a 1\n")
+    (tmp_path / "run.txt").write_text("other Q0 a 1 1 tag\n")
+    arguments = ["-m", "prefs", "-R", "prefs", str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]
+    assert_error(call_ours(arguments), 1, "no query has both results and preferences")
