@@ -1373,9 +1373,7 @@ def _trec_eval_prefs(args: argparse.Namespace, scratch: str) -> int:
     judgments = preferences.scan_trec_prefs(args.qrels, qrels=args.rel_format == "qrels_prefs")
     run = _scan_trec_run_argument(args.run, scratch)
     measures = [name for name in names if name in preferences.ALL_PREFS]
-    plan = preferences.evaluate(
-        run, judgments, measures, max_retrieved=args.max_retrieved, complete=args.complete
-    )
+    plan = preferences.evaluate(run, judgments, measures, max_retrieved=args.max_retrieved, complete=args.complete)
     per_query, runid = pl.collect_all([plan, run.select(pl.col("tag").last())], engine="streaming")
     if per_query.is_empty():
         msg = "no query has both results and preferences: nothing to evaluate (trec_eval stops too)."

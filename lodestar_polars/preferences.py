@@ -32,7 +32,15 @@ import polars as pl
 from ._checks import DataCheck, apply_checks, message
 from .io import PathLike, _Field, _Format, _scan
 
-__all__ = ["ALL_PREFS", "NICKNAMES", "OFFICIAL_PREFS", "evaluate", "scan_trec_prefs"]
+__all__ = [
+    "ALL_PREFS",
+    "NICKNAMES",
+    "OFFICIAL_PREFS",
+    "evaluate",
+    "parse_trec_measures",
+    "scan_trec_prefs",
+    "trec_lines",
+]
 
 ALL_PREFS = (
     *("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"),
@@ -46,12 +54,16 @@ NICKNAMES = {"all_prefs": ("runid", "num_q", *ALL_PREFS), "prefs": ("runid", "nu
 CLOSURE_STEPS = 16  # a PA group's preferences may chain through up to 17 sub-groups
 
 Q, JG, JSG, DOC, LEVEL = "query", "jg", "jsg", "doc", "level"
-_LEVEL_FIELD = _Field(4, LEVEL, pl.Float64(), "a number")
-_PREFS = _Format("prefs", (_Field(0, Q, pl.String()), _Field(1, JG, pl.String()), _Field(2, JSG, pl.String()),
-                           _Field(3, DOC, pl.String()), _LEVEL_FIELD), 5, 5, "#")  # fmt: skip
-_QRELS_PREFS = _Format("qrels_prefs", (_Field(0, Q, pl.String()), _Field(1, JG, pl.String()),
-                                       _Field(2, DOC, pl.String()), _Field(3, LEVEL, pl.Float64(), "a number")),
-                       4, 4, "#")  # fmt: skip
+
+
+def _format(kind: str, names: Sequence[str]) -> _Format:
+    fields = [_Field(i, name, pl.String()) for i, name in enumerate(names[:-1])]
+    level = _Field(len(fields), LEVEL, pl.Float64(), "a number")
+    return _Format(kind, (*fields, level), len(names), len(names), "#")  # '#' first on the line: a comment
+
+
+_PREFS = _format("prefs", (Q, JG, JSG, DOC, LEVEL))
+_QRELS_PREFS = _format("qrels_prefs", (Q, JG, DOC, LEVEL))
 
 
 def scan_trec_prefs(path: PathLike, *, qrels: bool = False) -> pl.LazyFrame:
@@ -102,13 +114,15 @@ def evaluate(
         msg = f"max_retrieved must be a positive integer, got {max_retrieved!r}."
         raise ValueError(msg)
     ids = [pl.col(c).cast(pl.String) for c in (Q, JG, JSG, DOC)]
-    prefs = prefs.select(*ids, pl.col(LEVEL).cast(pl.Float64))
+    # each read several times below: cached, so that the inputs are read and ranked once
+    prefs = prefs.select(*ids, pl.col(LEVEL).cast(pl.Float64)).cache()
     run = run.select(pl.col(Q).cast(pl.String), pl.col(DOC).cast(pl.String), pl.col("score").cast(pl.Float64))
     ranked = run.sort([Q, "score", DOC], descending=[False, True, False]).with_columns(
         pl.int_range(pl.len()).over(Q).alias("position")
     )
     if max_retrieved is not None:
         ranked = ranked.filter(pl.col("position") < max_retrieved)
+    ranked = ranked.cache()
     # docid ranks (form_prefs_counts.c): the judged retrieved docs in run order, then the others by doc id
     docs = (
         prefs.select(Q, DOC)
@@ -117,7 +131,6 @@ def evaluate(
         .sort([Q, "position", DOC], nulls_last=True)
         .select(Q, DOC, pl.int_range(pl.len()).over(Q).alias("rank"), pl.col("position").is_not_null().alias("ret"))
     )
-    # read several times below: cached, so that the inputs are read and ranked once
     judged = (
         prefs.join(docs, on=[Q, DOC])
         .with_columns((pl.col(JSG).n_unique().over(Q, JG) > 1).alias("pa"), (pl.col(LEVEL) > 0).alias("rel"))
@@ -132,7 +145,7 @@ def evaluate(
     per_query = per_query.join(check_columns, on=Q, how="left").with_columns(
         pl.col(check.column).fill_null(0) for check in checks
     )
-    queries = run.select(Q).unique()
+    queries = ranked.select(Q).unique()
     per_query = apply_checks(per_query, lambda keys: repr(keys[Q]), [Q], [Q, *ALL_PREFS], checks)
     if not complete:
         per_query = per_query.join(queries, on=Q, how="semi")
@@ -200,8 +213,8 @@ def _ec_groups(ec: pl.LazyFrame) -> pl.LazyFrame:
         )
     )
     R, N, Rr, Nr = (pl.col(c) for c in ("num_rel", "num_nonrel", "num_rel_ret", "num_nonrel_ret"))
-    groups = counts.join(ful_ret, on=[Q, JG], how="left").join(docs, on=[Q, JG]).with_columns(
-        pl.col("ful_ret").fill_null(0)
+    groups = (
+        counts.join(ful_ret, on=[Q, JG], how="left").join(docs, on=[Q, JG]).with_columns(pl.col("ful_ret").fill_null(0))
     )
     ful_all = pl.col("ful_ret") + pl.col("ful_imp")
     poss_all = pl.col("poss_ret") + pl.col("poss_imp") + pl.col("notoccur")
@@ -296,9 +309,8 @@ def _pa_groups(pa: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
         kept_ret.sum().alias("kept_poss_ret"),
     )
     group_docs = docs.group_by(Q, JG).agg(*_doc_counts())
-    return (
-        group_docs.join(counts, on=[Q, JG], how="left")
-        .select(Q, JG, pl.col(_GROUP_COLUMNS).cast(pl.Int64).fill_null(0))
+    return group_docs.join(counts, on=[Q, JG], how="left").select(
+        Q, JG, pl.col(_GROUP_COLUMNS).cast(pl.Int64).fill_null(0)
     )
 
 
@@ -314,9 +326,8 @@ def _shared_pairs(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
         .select(Q, JG, pl.col("rank").alias("a"), pl.col("rank_b").alias("b"))
     )
     pa_ranks = rows.filter("pa").select(Q, JG, "rank").unique()
-    pa_edges = (
-        edges.join(pa_ranks, left_on=[Q, JG, "a"], right_on=[Q, JG, "rank"], how="semi")
-        .join(pa_ranks, left_on=[Q, JG, "b"], right_on=[Q, JG, "rank"], how="semi")
+    pa_edges = edges.join(pa_ranks, left_on=[Q, JG, "a"], right_on=[Q, JG, "rank"], how="semi").join(
+        pa_ranks, left_on=[Q, JG, "b"], right_on=[Q, JG, "rank"], how="semi"
     )
     ret = judged.select(Q, "rank", "ret").unique()
     lo, hi = pl.min_horizontal("a", "b"), pl.max_horizontal("a", "b")
@@ -328,7 +339,11 @@ def _shared_pairs(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
         .join(ret, left_on=[Q, "hi"], right_on=[Q, "rank"], suffix="_hi")
     )
     aggregations = []
-    for category, where in (("ret", pl.col("ret_hi")), ("imp", pl.col("ret") & ~pl.col("ret_hi")), ("none", ~pl.col("ret"))):
+    for category, where in (
+        ("ret", pl.col("ret_hi")),
+        ("imp", pl.col("ret") & ~pl.col("ret_hi")),
+        ("none", ~pl.col("ret")),
+    ):
         aggregations += [
             pl.col("fwd").filter(where).sum().alias(f"sh_ful_{category}"),
             pl.col("k").filter(where).sum().alias(f"sh_k_{category}"),
@@ -360,7 +375,10 @@ def _per_query(groups: pl.LazyFrame, shared: pl.LazyFrame) -> pl.LazyFrame:
     )
     sums = [pl.col(name).sum() for name in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")]
     # trec_eval adds the groups' ratios one by one, in JG order; "if (sum > 0.0)" leaves a NaN sum at 0
-    in_order = [pl.col(name).cum_sum().last().alias(name) for name in ("avgjg", "avgjg_ret", "avgjg_imp", "rnonrel", "rnonrel_ret")]
+    in_order = [
+        pl.col(name).cum_sum().last().alias(name)
+        for name in ("avgjg", "avgjg_ret", "avgjg_imp", "rnonrel", "rnonrel_ret")
+    ]
     totals = per_group.group_by(Q, maintain_order=True).agg(*sums, *in_order, pl.len().alias("jgs"))
     totals = totals.join(shared, on=Q, how="left").with_columns(pl.col("^sh_.*$").fill_null(0))
     t = {name: pl.col(name) for name in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")}
@@ -395,6 +413,26 @@ def _per_query(groups: pl.LazyFrame, shared: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+_WHERE = "the first in query {query}"
+_REPEATED_RUN_DOC = "the run repeats a doc id {total} time(s), " + _WHERE + ": {value}."
+_BAD_LEVEL = "a preference level must be a finite number >= 0; {total} are not, " + _WHERE + ": {value}."
+_REPEATED_JUDGMENT = (
+    "a doc is judged again in the same judgment sub-group {total} time(s), " + _WHERE + ": doc {value}."
+)
+_ZERO_AND_ABOVE = (
+    "a doc is judged 0 and above 0 in one judgment group with several sub-groups (trec_eval refuses it too), "
+    "{total} time(s), " + _WHERE + ": doc {value}."
+)
+_CONTRADICTION = (
+    "judgment group {value} of query {query} prefers two docs to each other, directly or through other docs "
+    "(trec_eval aborts); {total} such preference(s) in all."
+)
+_LONG_CHAIN = (
+    f"judgment group {{value}} of query {{query}} chains preferences through more than {CLOSURE_STEPS + 1} "
+    "sub-groups, more than this module follows; {total} such group(s) in all."
+)
+
+
 def _checks(
     ranked: pl.LazyFrame, prefs: pl.LazyFrame, pa: pl.LazyFrame, edges: pl.LazyFrame, unfinished: pl.LazyFrame
 ) -> tuple[list[DataCheck], pl.LazyFrame]:
@@ -404,17 +442,20 @@ def _checks(
     repeated_line = ~pl.struct(JG, JSG, DOC).is_first_distinct()
     reversed_edges = edges.select(Q, JG, pl.col("b").alias("a"), pl.col("a").alias("b"))
     conflicts = edges.join(reversed_edges, on=[Q, JG, "a", "b"], how="semi")
+    always = pl.lit(value=True)
     counted = [
-        (ranked, ~pl.col(DOC).is_first_distinct(), DOC, "the run repeats a doc id {total} time(s), the first in query {query}: {value}."),
-        (prefs, bad_level, LEVEL, "a preference level must be a finite number >= 0; {total} are not, the first in query {query}: {value}."),
-        (prefs, repeated_line, DOC, "a doc is judged again in the same judgment sub-group {total} time(s), the first in query {query}: doc {value}."),
-        (_pa_docs(pa).filter("rel", "zero"), pl.lit(value=True), DOC, "a doc is judged 0 and above 0 in one judgment group with several sub-groups, {total} time(s), the first in query {query}: doc {value} (trec_eval refuses it too)."),
-        (conflicts, pl.lit(value=True), JG, "judgment group {value} of query {query} prefers two docs to each other, directly or through other docs ({total} such preference(s) in all; trec_eval aborts on it)."),
-        (unfinished, pl.lit(value=True), JG, f"judgment group {{value}} of query {{query}} chains preferences through more than {CLOSURE_STEPS + 1} sub-groups, more than this module follows ({{total}} such group(s) in all)."),
-    ]  # fmt: skip
+        (ranked, ~pl.col(DOC).is_first_distinct(), DOC, _REPEATED_RUN_DOC),
+        (prefs, bad_level, LEVEL, _BAD_LEVEL),
+        (prefs, repeated_line, DOC, _REPEATED_JUDGMENT),
+        (_pa_docs(pa).filter("rel", "zero"), always, DOC, _ZERO_AND_ABOVE),
+        (conflicts, always, JG, _CONTRADICTION),
+        (unfinished, always, JG, _LONG_CHAIN),
+    ]
     checks, frames = [], []
     for index, (frame, bad, shown, template) in enumerate(counted):
-        check = DataCheck(f"__prefs_check_{index}", bad.sum(), message(ValueError, template), pl.col(shown).filter(bad).first())
+        check = DataCheck(
+            f"__prefs_check_{index}", bad.sum(), message(ValueError, template), pl.col(shown).filter(bad).first()
+        )
         checks.append(check)
         frames.append(frame.group_by(Q).agg(check.aggregations()))
     per_query = frames[0]
@@ -454,7 +495,9 @@ def parse_trec_measures(texts: Sequence[str]) -> list[str]:
     return [name for name in PRINT_ORDER if name in requested]
 
 
-def trec_lines(per_query: pl.DataFrame, names: Sequence[str], runid: str, *, per_query_lines: bool, summary: bool) -> list[str]:
+def trec_lines(
+    per_query: pl.DataFrame, names: Sequence[str], runid: str, *, per_query_lines: bool, summary: bool
+) -> list[str]:
     """trec_eval's output lines: per query (sorted by id) each measure of `names`, then the ``all`` lines (a
     count summed, a ratio averaged over the queries, added in query order as trec_eval adds them)."""
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row[Q]))

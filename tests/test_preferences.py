@@ -84,7 +84,9 @@ def theirs(trec_eval: TrecEval, arguments: list[str], prefs: Prefs, run: RunRows
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=prefs_and_runs(), flags=st.sampled_from(FLAGS))
-def test_prefs_equal_trec_eval(trec_eval: TrecEval, tmp_path: Path, case: tuple[Prefs, RunRows], flags: list[str]) -> None:
+def test_prefs_equal_trec_eval(
+    trec_eval: TrecEval, tmp_path: Path, case: tuple[Prefs, RunRows], flags: list[str]
+) -> None:
     prefs, run = case
     (tmp_path / "theirs").mkdir(exist_ok=True)
     if "-c" not in flags and not {q for q, *_ in prefs} & {q for q, *_ in run}:
@@ -189,7 +191,9 @@ def test_ties_max_retrieved_and_complete_by_hand() -> None:
     assert per_query(prefs, run)["q"]["prefs_simp_ret"] == 1.0
     cut = per_query(prefs, run, max_retrieved=2)["q"]
     assert (cut["prefs_num_prefs_ful_ret"], cut["prefs_simp_imp"]) == (1, 1.0)
-    assert per_query(prefs, run, complete=True)["m"] == pytest.approx(dict.fromkeys(ALL_PREFS, 0) | {"prefs_num_prefs_poss": 1})
+    assert per_query(prefs, run, complete=True)["m"] == pytest.approx(
+        dict.fromkeys(ALL_PREFS, 0) | {"prefs_num_prefs_poss": 1}
+    )
 
 
 def assert_error(result: tuple[int, str, str], exit_code: int, fragment: str) -> None:
@@ -204,7 +208,10 @@ def assert_error(result: tuple[int, str, str], exit_code: int, fragment: str) ->
         ("q g s a 1\nq g s b\n", "prefs.txt, line 2): expected 5 whitespace-separated fields, got 4"),
         ("# c\nq g s a high\n", "prefs.txt, line 2): level field 'high' is not a number"),
         ("q g s a -1\nq g s b 0\n", "finite number >= 0; 1 are not, the first in query 'q': -1.0"),
-        ("q g s a 1\nq g s a 1\n", "judged again in the same judgment sub-group 1 time(s), the first in query 'q': doc 'a'"),
+        (
+            "q g s a 1\nq g s a 1\n",
+            "judged again in the same judgment sub-group 1 time(s), the first in query 'q': doc 'a'",
+        ),
         ("q g s1 a 1\nq g s1 b 0\nq g s2 a 0\nq g s2 c 1\n", "judged 0 and above 0 in one judgment group"),
         ("q g s1 a 2\nq g s1 b 1\nq g s2 b 2\nq g s2 a 1\n", "judgment group 'g' of query 'q' prefers two docs"),
     ],

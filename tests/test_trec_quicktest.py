@@ -35,14 +35,18 @@ QUICKTEST = [
         ("-m", "all_trec", "-mrelstring.20", "-q", "-l2", "test/qrels.rel_level", "test/results.test"),
         "out.test.aql",
     ),
-    Command(9, ("-m", "all_prefs", "-q", "-R", "prefs", "test/prefs.test", "test/prefs.results.test"), "out.test.prefs"),
+    Command(
+        9, ("-m", "all_prefs", "-q", "-R", "prefs", "test/prefs.test", "test/prefs.results.test"), "out.test.prefs"
+    ),
     Command(
         10,
         ("-m", "all_prefs", "-q", "-R", "prefs", "test/prefs.comment.test", "test/prefs.results.test"),
         "out.test.prefs",
     ),
     Command(
-        11, ("-m", "all_prefs", "-q", "-R", "qrels_prefs", "test/qrels.test", "test/results.test"), "out.test.qrels_prefs"
+        11,
+        ("-m", "all_prefs", "-q", "-R", "qrels_prefs", "test/qrels.test", "test/results.test"),
+        "out.test.qrels_prefs",
     ),
     Command(
         14,
