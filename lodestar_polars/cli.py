@@ -1592,7 +1592,8 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         description=(
             "A drop-in for trec_eval on the measures this package computes: ties broken by doc id, linear gain, "
             "trec_eval's output format. Supported -m: " + ", ".join(m.name for m in TREC_MEASURES) + ", "
-            "and the nicknames official and all_trec (their other measures are named on stderr, not printed). "
+            "and the nicknames official and all_trec (their other measures are named on stderr, not printed); "
+            "with -R prefs or -R qrels_prefs, the preference measures: all_prefs, prefs and their prefs_* names. "
             "relstring[.N] (with -q only, as trec_eval) prints each query's judged levels of its first N "
             "retrieved documents (default 10): 0-9, '>' above 9, '-' not judged, '.' judged at a negative level. "
             "Without -c, a judged query missing from the run is skipped, as trec_eval 9 and pytrec_eval do "

@@ -25,16 +25,16 @@ RunRows = list[tuple[str, str, float]]  # query, doc, score
 
 
 @st.composite
-def judgment_groups(draw: st.DrawFn, query: str, jg: str) -> Prefs:
+def judgment_groups(draw: st.DrawFn, query: str, jg: str, pool: list[str]) -> Prefs:
     """One JG: each doc has a hidden level (ties likely, 0 = non-relevant); each sub-group judges some docs at a
     non-decreasing map of it that keeps 0 at 0, so the sub-groups never contradict each other."""
-    docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=6, unique=True))
+    docs = draw(st.lists(st.sampled_from(pool), min_size=min(2, len(pool)), max_size=len(pool), unique=True))
     hidden = {doc: draw(st.integers(0, 3)) for doc in docs}
     rows: Prefs = []
-    for jsg in range(draw(st.integers(1, 3))):
+    for jsg in range(draw(st.integers(1, 4))):
         steps = [draw(st.sampled_from([0.0, 0.5, 1.0])) for _ in range(3)]
         level = {0: 0.0, 1: 1.0, 2: 1.0 + steps[0], 3: 1.0 + steps[0] + steps[1]}
-        judged = draw(st.lists(st.sampled_from(docs), min_size=1, max_size=len(docs), unique=True))
+        judged = draw(st.lists(st.sampled_from(docs), min_size=2, max_size=3, unique=True))  # chains: a>b, b>c
         rows += [(query, jg, f"s{jsg}", doc, level[hidden[doc]]) for doc in judged]
     return rows
 
@@ -43,8 +43,9 @@ def judgment_groups(draw: st.DrawFn, query: str, jg: str) -> Prefs:
 def prefs_and_runs(draw: st.DrawFn) -> tuple[Prefs, RunRows]:
     prefs: Prefs = []
     for query in draw(st.lists(st.sampled_from(["q1", "q2", "q3"]), min_size=1, max_size=3, unique=True)):
+        pool = draw(st.lists(st.sampled_from(DOCS), min_size=2, max_size=7, unique=True))  # JGs share docs
         for jg in draw(st.lists(st.sampled_from(["g1", "g2", "g3"]), min_size=1, max_size=3, unique=True)):
-            prefs += draw(judgment_groups(query, jg))
+            prefs += draw(judgment_groups(query, jg, pool))
     run: RunRows = []
     for query in draw(st.lists(st.sampled_from(["q1", "q2", "q3", "q4"]), min_size=1, max_size=4, unique=True)):
         docs = draw(st.lists(st.sampled_from([*DOCS, "u1", "u2"]), min_size=1, max_size=8, unique=True))
@@ -160,6 +161,27 @@ def test_rnonrel_keeps_r_nonrelevant_docs_by_hand() -> None:
     assert values["prefs_avgjg_Rnonrel"] == pytest.approx(1 / 4)
     assert values["prefs_avgjg_Rnonrel_ret"] == pytest.approx(1 / 3)
     assert values["prefs_simp"] == values["prefs_simp_ret"] == values["prefs_avgjg"] == 1.0
+
+
+def test_rnonrel_ret_keeps_as_many_as_retrieved_relevant_in_an_ec_group_by_hand() -> None:
+    """a e:1, b c d:0; retrieved a, b, c (docid ranks a0 b1 c2, then d3 e4).  Rnonrel: R = 2 < N = 3, b and c
+    stay, against all 5 judged docs: a<b, a<c, b<c fulfilled of 10.  _ret: Rr = 1 < Nr = 2, only b stays (Rr
+    of them, not R), against the retrieved a, b, c: a<b of 3."""
+    prefs = [("q", "g", "s", doc, level) for doc, level in (("a", 1), ("e", 1), ("b", 0), ("c", 0), ("d", 0))]
+    values = per_query(prefs, [("q", "a", 4.0), ("q", "b", 3.0), ("q", "c", 2.0)])["q"]
+    assert values["prefs_avgjg_Rnonrel"] == pytest.approx(3 / 10)
+    assert values["prefs_avgjg_Rnonrel_ret"] == pytest.approx(1 / 3)
+
+
+def test_rnonrel_ret_keeps_as_many_as_relevant_in_a_pa_group_by_hand() -> None:
+    """Sub-groups a:1 > b c:0 and e:1 > c; retrieved b, a, c (e not).  _ret: Rr = 1 < Nr = 2, and a group of
+    several sub-groups keeps R = 2 retrieved non-relevant docs (b and c; an EC group would keep Rr = 1): a>b
+    not fulfilled, a>c fulfilled: 1 / 2.  Rnonrel: R = N = 2, nothing added: a>c of a>b, a>c, e>c: 1 / 3."""
+    prefs = [("q", "g", "s1", "a", 1), ("q", "g", "s1", "b", 0), ("q", "g", "s1", "c", 0)]
+    prefs += [("q", "g", "s2", "e", 1), ("q", "g", "s2", "c", 0)]
+    values = per_query(prefs, [("q", "b", 4.0), ("q", "a", 3.0), ("q", "c", 2.0)])["q"]
+    assert values["prefs_avgjg_Rnonrel_ret"] == pytest.approx(1 / 2)
+    assert values["prefs_avgjg_Rnonrel"] == pytest.approx(1 / 3)
 
 
 def test_groups_closure_and_pairs_by_hand() -> None:
