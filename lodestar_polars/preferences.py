@@ -12,8 +12,10 @@ Counting, not pairing: an EC group's counts come from its level histogram and, f
 pairs, from one row per (retrieved doc, level of the group): the work grows with documents x distinct levels,
 not with pairs (~585k possible preferences for a query of the quicktest).  Pairs are materialised only where
 they cannot be counted: the preferences of PA groups (a transitive closure, by at most `CLOSURE_STEPS` joins),
-and, for ``prefs_pair*``, the preferences between documents judged in two or more JGs of a query (where one
-doc pair may carry several preferences).
+and, when a ``prefs_pair*`` measure is asked for, the preferences between documents judged in two or more JGs
+of a query (where one doc pair may carry several preferences): two EC groups over the same 2,000 documents
+of a query are 2 x 2.7 million rows there (qrels read with ``-R qrels_prefs`` usually have one JG per query,
+the iteration field being constant).
 
 trec_eval's quirks kept: ``prefs_avgjg_Rnonrel*`` scores a query 0 when any JG's ratio is 0 / 0, and when it
 keeps only R non-relevant documents of an EC group it counts them against every judged document, the
@@ -140,7 +142,8 @@ def evaluate(
     edges, unfinished = _pa_edges(pa)
     edges = edges.cache()
     groups = pl.concat([_ec_groups(judged.filter(~pl.col("pa"))), _pa_groups(pa, edges)], how="diagonal")
-    per_query = _per_query(groups, _shared_pairs(judged, edges))
+    pairs_wanted = any(name.startswith("prefs_pair") for name in measures)
+    per_query = _per_query(groups, _shared_pairs(judged if pairs_wanted else judged.head(0), edges))
     checks, check_columns = _checks(ranked, prefs, pa, edges, unfinished)
     per_query = per_query.join(check_columns, on=Q, how="left").with_columns(
         pl.col(check.column).fill_null(0) for check in checks

@@ -201,6 +201,9 @@ def test_groups_closure_and_pairs_by_hand() -> None:
     assert values["prefs_avgjg"] == values["prefs_avgjg_ret"] == pytest.approx(5 / 9)
     assert values["prefs_pair"] == values["prefs_pair_ret"] == values["prefs_pair_imp"] == pytest.approx(5 / 9)
     assert values["prefs_avgjg_Rnonrel"] == pytest.approx((1 + 0 + 11 / 12) / 3)
+    # without a prefs_pair measure the shared pairs are not formed; the other values stay
+    others = [name for name in ALL_PREFS if not name.startswith("prefs_pair")]
+    assert per_query(prefs, run, measures=others)["q"] == {name: values[name] for name in others}
 
 
 def test_ties_max_retrieved_and_complete_by_hand() -> None:
