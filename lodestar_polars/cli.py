@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from . import __version__, partitions
+from . import __version__, partitions, preferences
 from ._mean import mean as mean_of
 from ._spec import (
     CANONICAL_MEASURES,
@@ -939,6 +939,8 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
         if measure is None:
             supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
             msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
+            if name in preferences.PRINT_ORDER or name in preferences.NICKNAMES:
+                msg = f"trec_eval measure {text!r} needs -R prefs or -R qrels_prefs (preference judgments)."
             raise UsageError(msg)
         if measure.columns is not None or measure.printed == "string" or measure.averaged is not None or measure.gains:
             # refuses bad parameters here
@@ -1231,10 +1233,10 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         from . import _trec_eval_jg  # it imports this module's trec_eval helpers: not imported at the top
 
         return _trec_eval_jg.trec_eval(args, scratch)
+    if args.rel_format in ("prefs", "qrels_prefs"):
+        return _trec_eval_prefs(args, scratch)
     if args.rel_format != "qrels":
-        msg = (
-            f"-R {args.rel_format}: judgments format not implemented here; implemented: qrels (the default), qrels_jg."
-        )
+        msg = f"-R {args.rel_format!r} is not supported; supported: qrels (the default), prefs, qrels_prefs, qrels_jg."
         raise UsageError(msg)
     grouped = [text for text in args.measure or [] if text.partition(".")[0] in [*TREC_EVAL_JG_MEASURES, "qrels_jg"]]
     if grouped:
@@ -1363,6 +1365,31 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
             f"{PROG}: note: of trec_eval's {sets} measures, these are not computed here and not printed: "
             f"{', '.join(request.not_computed)}.\n"
         )
+    sys.stdout.write("".join(out))
+    return EXIT_OK
+
+
+def _trec_eval_prefs(args: argparse.Namespace, scratch: str) -> int:
+    """-R prefs and -R qrels_prefs: trec_eval's preference measures (module `preferences`).  -J, -l and -N
+    change nothing there, as in trec_eval; -Z is refused."""
+    if args.zscores is not None:
+        msg = f"-Z is not supported with -R {args.rel_format}."
+        raise UsageError(msg)
+    try:
+        names = preferences.parse_trec_measures(args.measure or [])
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    judgments = preferences.scan_trec_prefs(args.qrels, qrels=args.rel_format == "qrels_prefs")
+    run = _scan_trec_run_argument(args.run, scratch)
+    measures = [name for name in names if name in preferences.ALL_PREFS]
+    plan = preferences.evaluate(run, judgments, measures, max_retrieved=args.max_retrieved, complete=args.complete)
+    per_query, runid = pl.collect_all([plan, run.select(pl.col("tag").last())], engine="streaming")
+    if per_query.is_empty():
+        msg = "no query has both results and preferences: nothing to evaluate (trec_eval stops too)."
+        raise DataError(msg)
+    out = preferences.trec_lines(
+        per_query, names, str(runid.item()), per_query_lines=args.query_lines, summary=not args.no_summary
+    )
     sys.stdout.write("".join(out))
     return EXIT_OK
 
@@ -1574,7 +1601,8 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         description=(
             "A drop-in for trec_eval on the measures this package computes: ties broken by doc id, linear gain, "
             "trec_eval's output format. Supported -m: " + ", ".join(m.name for m in TREC_MEASURES) + ", "
-            "and the nicknames official and all_trec (their other measures are named on stderr, not printed). "
+            "and the nicknames official and all_trec (their other measures are named on stderr, not printed); "
+            "with -R prefs or -R qrels_prefs, the preference measures: all_prefs, prefs and their prefs_* names. "
             "relstring[.N] (with -q only, as trec_eval) prints each query's judged levels of its first N "
             "retrieved documents (default 10): 0-9, '>' above 9, '-' not judged, '.' judged at a negative level. "
             "Without -c, a judged query missing from the run is skipped, as trec_eval 9 and pytrec_eval do "
@@ -1649,8 +1677,9 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         dest="rel_format",
         default="qrels",
         metavar="FORMAT",
-        help="format of QRELS: qrels (default; the second field is ignored) or qrels_jg (the second field is the "
-        "judgment group: -m qrels_jg, map_avgjg, P_avgjg, Rprec_mult_avgjg)",
+        help="the judgments' format: qrels (default; the second field is ignored); prefs (qid jg jsg docno level) "
+        "or qrels_prefs (a qrels file read as preferences), for the measures of -m all_prefs; qrels_jg (the second "
+        "field is the judgment group: -m qrels_jg, map_avgjg, P_avgjg, Rprec_mult_avgjg)",
     )
     parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel; '#' lines are comments)")
     parser.add_argument(

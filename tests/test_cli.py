@@ -716,7 +716,7 @@ def test_trec_eval_malformed_line_exit_1(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("measure", "fragment"),
     [
-        ("prefs_simp", "trec_eval measure 'prefs_simp' is not supported"),
+        ("yaap", "trec_eval measure 'yaap' is not supported"),
         ("iprec_at_recall.2", "recall levels must lie from 0 to 1"),
         ("iprec_at_recall..5,.50", "duplicate recall levels"),
         ("iprec_at_recall.x", "recall levels must be decimal numbers"),

@@ -288,8 +288,8 @@ def test_plain_qrels_ignore_the_group_field(trec_eval: TrecEval, tmp_path: Path)
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["-R", "prefs"], "-R prefs: judgments format not implemented here"),
-        (["-R", "qrels_prefs", "-m", "map"], "-R qrels_prefs: judgments format not implemented here"),
+        (["-R", "qrels_pref"], "-R 'qrels_pref' is not supported; supported: qrels (the default), prefs"),
+        (["-R", "qrels_prefs", "-m", "map"], "trec_eval measure 'map' is not a preference measure"),
         (["-R", "qrels_jg"], "trec_eval's default measures (official) are not computed on judgment groups"),
         (["-R", "qrels_jg", "-m", "map"], "trec_eval measure 'map' is not computed with -R qrels_jg"),
         (["-R", "qrels_jg", "-m", "qrels_jg", "-Z", "z.txt"], "-Z is not implemented with -R qrels_jg"),

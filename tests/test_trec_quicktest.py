@@ -1,7 +1,7 @@
-"""trec_eval 10's own quicktest (its QUICKTEST.md, commands 1-8 and 12-15: the qrels and qrels_jg ones) run
-through `lodestar-polars trec_eval`, each compared byte for byte with the expected file trec_eval ships: comments,
--q, -c, -M100, -l2, -Z, measure parameters, every measure of all_trec, and -R qrels_jg's judgment-group
-measures."""
+"""trec_eval 10's own quicktest (its QUICKTEST.md, commands 1-15: every command) run through
+`lodestar-polars trec_eval`, each compared byte for byte with the expected file trec_eval ships: comments,
+-q, -c, -M100, -l2, -Z, measure parameters, every measure of all_trec, every measure of all_prefs with -R prefs
+and -R qrels_prefs, and -R qrels_jg's judgment-group measures."""
 
 from __future__ import annotations
 
@@ -40,6 +40,19 @@ QUICKTEST = [
         13,
         ("-m", "qrels_jg", "-q", "-R", "qrels_jg", "test/qrels.comments.123", "test/results.test"),
         "out.test.qrels_jg",
+    ),
+    Command(
+        9, ("-m", "all_prefs", "-q", "-R", "prefs", "test/prefs.test", "test/prefs.results.test"), "out.test.prefs"
+    ),
+    Command(
+        10,
+        ("-m", "all_prefs", "-q", "-R", "prefs", "test/prefs.comment.test", "test/prefs.results.test"),
+        "out.test.prefs",
+    ),
+    Command(
+        11,
+        ("-m", "all_prefs", "-q", "-R", "qrels_prefs", "test/qrels.test", "test/results.test"),
+        "out.test.qrels_prefs",
     ),
     Command(
         14,

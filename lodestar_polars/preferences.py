@@ -1,0 +1,525 @@
+"""trec_eval's preference measures (``-R prefs``, ``-R qrels_prefs``) as one lazy Polars plan.
+
+Judgments are preferences: within a judgment sub-group (JSG) of a judgment group (JG), a document at a higher
+level is preferred to one at a lower level.  A JG with one JSG is a complete ordering by level ("EC" in
+trec_eval's form_prefs_counts.c); a JG with several JSGs is the transitive closure of their preferences ("PA").
+A preference A > B is *fulfilled* when A is retrieved and ranks above B (B below it or not retrieved); it is
+*retrieved* when both are retrieved, *implied* when one is, and *not occurring* when neither is.  The run is
+ordered as trec_eval orders it here: score descending, then doc id ascending (its prefs code breaks ties the
+other way round from its qrels code), cut at ``max_retrieved``.
+
+Counting, not pairing: an EC group's counts come from its level histogram and, for the fulfilled retrieved
+pairs, from one row per (retrieved doc, level of the group): the work grows with documents x distinct levels,
+not with pairs (~585k possible preferences for a query of the quicktest).  Pairs are materialised only where
+they cannot be counted: the preferences of PA groups (a transitive closure, by at most `CLOSURE_STEPS` joins),
+and, when a ``prefs_pair*`` measure is asked for, the preferences between documents judged in two or more JGs
+of a query (where one doc pair may carry several preferences): two EC groups over the same 2,000 documents
+of a query are 2 x 2.7 million rows there (qrels read with ``-R qrels_prefs`` usually have one JG per query,
+the iteration field being constant).
+
+trec_eval's quirks kept: ``prefs_avgjg_Rnonrel*`` scores a query 0 when any JG's ratio is 0 / 0, and when it
+keeps only R non-relevant documents of an EC group it counts them against every judged document, the
+non-relevant ones too; the ``_ret`` variant of a PA group keeps as many retrieved non-relevant documents as
+the group has relevant documents (retrieved or not).  Refused (trec_eval accepts them or crashes): negative or
+non-finite levels, one doc twice in a JSG, a doc at level 0 and above 0 in one PA group, contradictory
+preferences in one PA group, a duplicated doc in a query of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from ._checks import DataCheck, apply_checks, message
+from .io import PathLike, _Field, _Format, _scan
+
+__all__ = [
+    "ALL_PREFS",
+    "NICKNAMES",
+    "OFFICIAL_PREFS",
+    "evaluate",
+    "parse_trec_measures",
+    "scan_trec_prefs",
+    "trec_lines",
+]
+
+ALL_PREFS = (
+    *("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"),
+    *("prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel"),
+    *("prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret"),
+    *("prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp"),
+)
+OFFICIAL_PREFS = ALL_PREFS[:6]
+COUNTS = frozenset(ALL_PREFS[:3])  # summed over queries, printed as integers
+NICKNAMES = {"all_prefs": ("runid", "num_q", *ALL_PREFS), "prefs": ("runid", "num_q", *OFFICIAL_PREFS)}
+CLOSURE_STEPS = 16  # a PA group's preferences may chain through up to 17 sub-groups
+
+Q, JG, JSG, DOC, LEVEL = "query", "jg", "jsg", "doc", "level"
+
+
+def _format(kind: str, names: Sequence[str]) -> _Format:
+    fields = [_Field(i, name, pl.String()) for i, name in enumerate(names[:-1])]
+    level = _Field(len(fields), LEVEL, pl.Float64(), "a number")
+    return _Format(kind, (*fields, level), len(names), len(names), "#")  # '#' first on the line: a comment
+
+
+_PREFS = _format("prefs", (Q, JG, JSG, DOC, LEVEL))
+_QRELS_PREFS = _format("qrels_prefs", (Q, JG, DOC, LEVEL))
+
+
+def scan_trec_prefs(path: PathLike, *, qrels: bool = False) -> pl.LazyFrame:
+    """Scan a trec_eval prefs file (``qid jg jsg docno level``) or, with `qrels`, a qrels file read as prefs
+    (``qid iter docno level``: the iteration is the JG, every line in JSG "0"), as get_prefs.c and
+    get_qrels_prefs.c read them: whitespace-separated fields, a line starting with ``#`` is a comment, the
+    level a number.  Columns ``query, jg, jsg, doc`` (String) and ``level`` (Float64); a malformed line raises
+    a ValueError naming the file, the line and the field when collected."""
+    frame = _scan(path, _QRELS_PREFS if qrels else _PREFS, None)
+    return frame.select(Q, JG, pl.lit("0").alias(JSG), DOC, LEVEL) if qrels else frame
+
+
+def evaluate(
+    run: pl.LazyFrame,
+    prefs: pl.LazyFrame,
+    measures: Sequence[str] = ALL_PREFS,
+    *,
+    max_retrieved: int | None = None,
+    complete: bool = False,
+) -> pl.LazyFrame:
+    """Per query, trec_eval's preference measures (`ALL_PREFS` names) of `run` against `prefs`.
+
+    Parameters
+    ----------
+    run
+        ``query, doc, score``: the ranking (score descending, ties by doc id ascending).
+    prefs
+        ``query, jg, jsg, doc, level``, as `scan_trec_prefs` reads them.
+    measures
+        Which columns to return, of `ALL_PREFS`.
+    max_retrieved
+        trec_eval's ``-M``: only the first documents of each query's ranking count.
+    complete
+        trec_eval's ``-c``: also score the judged queries missing from the run (nothing retrieved); without
+        it they are left out.
+
+    Returns
+    -------
+    LazyFrame
+        ``query`` and one column per measure (Int64 counts, Float64 ratios), sorted by query.  Ids are
+        compared as strings.  A bad input (see the module's docstring) raises a ValueError when collected.
+    """
+    unknown = [name for name in measures if name not in ALL_PREFS]
+    if unknown:
+        msg = f"not a preference measure: {', '.join(map(repr, unknown))}; known: {', '.join(ALL_PREFS)}."
+        raise ValueError(msg)
+    if max_retrieved is not None and max_retrieved < 1:
+        msg = f"max_retrieved must be a positive integer, got {max_retrieved!r}."
+        raise ValueError(msg)
+    ids = [pl.col(c).cast(pl.String) for c in (Q, JG, JSG, DOC)]
+    # each read several times below: cached, so that the inputs are read and ranked once
+    prefs = prefs.select(*ids, pl.col(LEVEL).cast(pl.Float64)).cache()
+    run = run.select(pl.col(Q).cast(pl.String), pl.col(DOC).cast(pl.String), pl.col("score").cast(pl.Float64))
+    ranked = run.sort([Q, "score", DOC], descending=[False, True, False]).with_columns(
+        pl.int_range(pl.len()).over(Q).alias("position")
+    )
+    if max_retrieved is not None:
+        ranked = ranked.filter(pl.col("position") < max_retrieved)
+    ranked = ranked.cache()
+    # docid ranks (form_prefs_counts.c): the judged retrieved docs in run order, then the others by doc id
+    docs = (
+        prefs.select(Q, DOC)
+        .unique()
+        .join(ranked.select(Q, DOC, "position").unique([Q, DOC]), on=[Q, DOC], how="left")
+        .sort([Q, "position", DOC], nulls_last=True)
+        .select(Q, DOC, pl.int_range(pl.len()).over(Q).alias("rank"), pl.col("position").is_not_null().alias("ret"))
+    )
+    judged = (
+        prefs.join(docs, on=[Q, DOC])
+        .with_columns((pl.col(JSG).n_unique().over(Q, JG) > 1).alias("pa"), (pl.col(LEVEL) > 0).alias("rel"))
+        .cache()
+    )
+    pa = judged.filter("pa")
+    edges, unfinished = _pa_edges(pa)
+    edges = edges.cache()
+    groups = pl.concat([_ec_groups(judged.filter(~pl.col("pa"))), _pa_groups(pa, edges)], how="diagonal")
+    pairs_wanted = any(name.startswith("prefs_pair") for name in measures)
+    per_query = _per_query(groups, _shared_pairs(judged if pairs_wanted else judged.head(0), edges))
+    checks, check_columns = _checks(ranked, prefs, pa, edges, unfinished)
+    per_query = per_query.join(check_columns, on=Q, how="left").with_columns(
+        pl.col(check.column).fill_null(0) for check in checks
+    )
+    queries = ranked.select(Q).unique()
+    per_query = apply_checks(per_query, lambda keys: repr(keys[Q]), [Q], [Q, *ALL_PREFS], checks)
+    if not complete:
+        per_query = per_query.join(queries, on=Q, how="semi")
+    return per_query.select(Q, *measures).sort(Q)
+
+
+def _rev_after(flag: pl.Expr) -> pl.Expr:
+    """How many rows after this one (in rank order, within the JG) have `flag`."""
+    flag = flag.cast(pl.Int64)
+    return (flag.cum_sum(reverse=True) - flag).over(Q, JG)
+
+
+def _ec_groups(ec: pl.LazyFrame) -> pl.LazyFrame:
+    """Per EC group: the counts of form_prefs_counts.c, and those of the Rnonrel recalculation."""
+    ret = pl.col("ret")
+    histogram = (
+        ec.group_by(Q, JG, LEVEL)
+        .agg(ret.sum().cast(pl.Int64).alias("n_ret"), (~ret).sum().cast(pl.Int64).alias("n_un"))
+        .sort(Q, JG, LEVEL)
+        .with_columns((pl.col("n_un").cum_sum() - pl.col("n_un")).over(Q, JG).alias("un_below"))
+    )
+    n_ret, n_un = pl.col("n_ret"), pl.col("n_un")
+    total_ret, total_un = n_ret.sum(), n_un.sum()
+    counts = histogram.group_by(Q, JG).agg(
+        ((total_ret * total_ret - (n_ret * n_ret).sum()) // 2).alias("poss_ret"),
+        (total_ret * total_un - (n_ret * n_un).sum()).alias("poss_imp"),
+        ((total_un * total_un - (n_un * n_un).sum()) // 2).alias("notoccur"),
+        (n_ret * pl.col("un_below")).sum().alias("ful_imp"),
+    )
+    # fulfilled retrieved pairs: per retrieved doc and higher level, the docs of that level ranked above it
+    retrieved = ec.filter("ret").select(Q, JG, LEVEL, "rank")
+    levels = histogram.filter(n_ret > 0).select(Q, JG, pl.col(LEVEL).alias("above"))
+    at_level = (pl.col(LEVEL) == pl.col("above")).cast(pl.Int64)
+    ful_ret = (
+        retrieved.join(levels, on=[Q, JG])
+        .sort(Q, JG, "above", "rank")
+        .with_columns((at_level.cum_sum() - at_level).over(Q, JG, "above").alias("before"))
+        .filter(pl.col("above") > pl.col(LEVEL))
+        .group_by(Q, JG)
+        .agg(pl.col("before").sum().alias("ful_ret"))
+    )
+    # Rnonrel: only the first R non-relevant docs (rank order) stay; m_prefs_avgjg_Rnonrel*.c recalculate()
+    rel, nonrel = pl.col("rel"), ~pl.col("rel")
+    ordinal = (nonrel.cast(pl.Int64).cum_sum() - nonrel.cast(pl.Int64)).over(Q, JG)
+    docs = (
+        ec.sort(Q, JG, "rank")
+        .with_columns(
+            rel.sum().over(Q, JG).alias("R"),
+            (rel & ret).sum().over(Q, JG).alias("Rr"),
+            ordinal.alias("ordinal"),
+        )
+        .with_columns(
+            _rev_after(nonrel).alias("nonrel_after"),
+            _rev_after(nonrel & ret).alias("nonrel_ret_after"),
+            _rev_after(nonrel & (pl.col("ordinal") < pl.col("R"))).alias("kept_after"),
+            _rev_after(nonrel & (pl.col("ordinal") < pl.col("Rr"))).alias("kept_ret_after"),
+        )
+        .group_by(Q, JG)
+        .agg(
+            *_doc_counts(),
+            pl.col("nonrel_after").filter(rel & ret).sum().alias("rel_nonrel_ful"),
+            pl.col("nonrel_ret_after").filter(rel & ret).sum().alias("rel_nonrel_ful_ret"),
+            pl.col("kept_after").filter(ret).sum().alias("kept_ful"),
+            pl.col("kept_ret_after").filter(ret).sum().alias("kept_ful_ret"),
+        )
+    )
+    R, N, Rr, Nr = (pl.col(c) for c in ("num_rel", "num_nonrel", "num_rel_ret", "num_nonrel_ret"))
+    groups = (
+        counts.join(ful_ret, on=[Q, JG], how="left").join(docs, on=[Q, JG]).with_columns(pl.col("ful_ret").fill_null(0))
+    )
+    ful_all = pl.col("ful_ret") + pl.col("ful_imp")
+    poss_all = pl.col("poss_ret") + pl.col("poss_imp") + pl.col("notoccur")
+    return groups.with_columns(
+        (ful_all - pl.col("rel_nonrel_ful") + pl.col("kept_ful")).alias("kept_ful"),
+        (poss_all - R * N + (R + N) * R).alias("kept_poss"),
+        (pl.col("ful_ret") - pl.col("rel_nonrel_ful_ret") + pl.col("kept_ful_ret")).alias("kept_ful_ret"),
+        (pl.col("poss_ret") - Rr * Nr + (Rr + Nr) * Rr).alias("kept_poss_ret"),
+    ).select(Q, JG, *_GROUP_COLUMNS)
+
+
+_GROUP_COLUMNS = (
+    *("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur"),
+    *("num_rel", "num_nonrel", "num_rel_ret", "num_nonrel_ret"),
+    *("kept_ful", "kept_poss", "kept_ful_ret", "kept_poss_ret"),
+)
+
+
+def _doc_counts() -> list[pl.Expr]:
+    rel, ret = pl.col("rel"), pl.col("ret")
+    return [
+        rel.sum().cast(pl.Int64).alias("num_rel"),
+        (~rel).sum().cast(pl.Int64).alias("num_nonrel"),
+        (rel & ret).sum().cast(pl.Int64).alias("num_rel_ret"),
+        (~rel & ret).sum().cast(pl.Int64).alias("num_nonrel_ret"),
+    ]
+
+
+def _pa_edges(pa: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """A PA group's preferences (query, jg, a, b as docid ranks): the closure of its sub-groups' preferences
+    after `CLOSURE_STEPS` joins, and the preferences one more step would add (none if it is complete)."""
+    rows = pa.select(Q, JG, JSG, LEVEL, "rank")
+    direct = (
+        rows.join(rows, on=[Q, JG, JSG], suffix="_b")
+        .filter(pl.col(LEVEL) > pl.col("level_b"))
+        .select(Q, JG, pl.col("rank").alias("a"), pl.col("rank_b").alias("b"))
+        .unique()
+    )
+    # one step: the paths so far, extended by a direct preference or by nothing (the identity)
+    step = pl.concat([direct, rows.select(Q, JG, pl.col("rank").alias("a"), pl.col("rank").alias("b")).unique()])
+    edges = direct
+    for _ in range(CLOSURE_STEPS):
+        edges = _compose(edges, step).unique()
+    return edges, _compose(edges, direct).join(edges, on=[Q, JG, "a", "b"], how="anti")
+
+
+def _compose(left: pl.LazyFrame, right: pl.LazyFrame) -> pl.LazyFrame:
+    joined = left.join(right, left_on=[Q, JG, "b"], right_on=[Q, JG, "a"])
+    return joined.select(Q, JG, "a", pl.col("b_right").alias("b"))
+
+
+def _pa_docs(pa: pl.LazyFrame) -> pl.LazyFrame:
+    rel, ret = pl.col("rel"), pl.col("ret")
+    nonrel = (~rel).cast(pl.Int64)
+    return (
+        pa.group_by(Q, JG, DOC)
+        .agg(pl.col("rank").first(), ret.first(), rel.any(), (~rel).any().alias("zero"))
+        .sort(Q, JG, "rank")
+        .with_columns(
+            rel.sum().over(Q, JG).alias("R"),
+            (nonrel.cum_sum() - nonrel).over(Q, JG).alias("ordinal"),
+            ((nonrel * ret).cum_sum() - nonrel * ret).over(Q, JG).alias("ret_ordinal"),
+        )
+        .with_columns(
+            (rel | (pl.col("ordinal") < pl.col("R"))).alias("kept"),
+            (rel | (ret & (pl.col("ret_ordinal") < pl.col("R")))).alias("kept_ret"),
+        )
+    )
+
+
+def _pa_groups(pa: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
+    """Per PA group: the counts of form_prefs_counts.c over its closure, and of the Rnonrel recalculation."""
+    docs = _pa_docs(pa)
+    ends = docs.select(Q, JG, "rank", "ret", "kept", "kept_ret")
+    pairs = edges.join(ends, left_on=[Q, JG, "a"], right_on=[Q, JG, "rank"]).join(
+        ends, left_on=[Q, JG, "b"], right_on=[Q, JG, "rank"], suffix="_b"
+    )
+    ret_a, ret_b = pl.col("ret"), pl.col("ret_b")
+    ful = ret_a & (pl.col("a") < pl.col("b"))
+    both, one = ret_a & ret_b, ret_a ^ ret_b
+    kept = pl.col("kept") & pl.col("kept_b")
+    kept_ret = pl.col("kept_ret") & pl.col("kept_ret_b") & both
+    counts = pairs.group_by(Q, JG).agg(
+        (ful & both).sum().alias("ful_ret"),
+        both.sum().alias("poss_ret"),
+        (ful & one).sum().alias("ful_imp"),
+        one.sum().alias("poss_imp"),
+        (~ret_a & ~ret_b).sum().alias("notoccur"),
+        (ful & kept).sum().alias("kept_ful"),
+        kept.sum().alias("kept_poss"),
+        (ful & kept_ret).sum().alias("kept_ful_ret"),
+        kept_ret.sum().alias("kept_poss_ret"),
+    )
+    group_docs = docs.group_by(Q, JG).agg(*_doc_counts())
+    return group_docs.join(counts, on=[Q, JG], how="left").select(
+        Q, JG, pl.col(_GROUP_COLUMNS).cast(pl.Int64).fill_null(0)
+    )
+
+
+def _shared_pairs(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
+    """Per query, what prefs_pair* need beyond the group counts: the preferences between docs judged in two or
+    more JGs of the query (only there can a doc pair carry several preferences), pair by pair."""
+    shared = judged.group_by(Q, DOC).agg(pl.col(JG).n_unique().alias("jgs")).filter(pl.col("jgs") > 1)
+    rows = judged.join(shared, on=[Q, DOC], how="semi")
+    ec = rows.filter(~pl.col("pa")).select(Q, JG, LEVEL, "rank")
+    ec_edges = (
+        ec.join(ec, on=[Q, JG], suffix="_b")
+        .filter(pl.col(LEVEL) > pl.col("level_b"))
+        .select(Q, JG, pl.col("rank").alias("a"), pl.col("rank_b").alias("b"))
+    )
+    pa_ranks = rows.filter("pa").select(Q, JG, "rank").unique()
+    pa_edges = edges.join(pa_ranks, left_on=[Q, JG, "a"], right_on=[Q, JG, "rank"], how="semi").join(
+        pa_ranks, left_on=[Q, JG, "b"], right_on=[Q, JG, "rank"], how="semi"
+    )
+    ret = judged.select(Q, "rank", "ret").unique()
+    lo, hi = pl.min_horizontal("a", "b"), pl.max_horizontal("a", "b")
+    by_pair = (
+        pl.concat([ec_edges, pa_edges])
+        .group_by(Q, lo.alias("lo"), hi.alias("hi"))
+        .agg(pl.len().cast(pl.Int64).alias("k"), (pl.col("a") < pl.col("b")).sum().cast(pl.Int64).alias("fwd"))
+        .join(ret, left_on=[Q, "lo"], right_on=[Q, "rank"])
+        .join(ret, left_on=[Q, "hi"], right_on=[Q, "rank"], suffix="_hi")
+    )
+    aggregations = []
+    for category, where in (
+        ("ret", pl.col("ret_hi")),
+        ("imp", pl.col("ret") & ~pl.col("ret_hi")),
+        ("none", ~pl.col("ret")),
+    ):
+        aggregations += [
+            pl.col("fwd").filter(where).sum().alias(f"sh_ful_{category}"),
+            pl.col("k").filter(where).sum().alias(f"sh_k_{category}"),
+            (pl.col("fwd") / pl.col("k")).filter(where).sum().alias(f"sh_sum_{category}"),
+            where.sum().cast(pl.Int64).alias(f"sh_n_{category}"),
+        ]
+    return by_pair.group_by(Q).agg(aggregations)
+
+
+def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+    """numerator / denominator, 0 when the denominator is 0 (as trec_eval leaves the value at 0)."""
+    return pl.when(denominator > 0).then(numerator.cast(pl.Float64) / denominator).otherwise(0.0)
+
+
+def _per_query(groups: pl.LazyFrame, shared: pl.LazyFrame) -> pl.LazyFrame:
+    c = {name: pl.col(name) for name in _GROUP_COLUMNS}
+    ful, poss = c["ful_ret"] + c["ful_imp"], c["poss_ret"] + c["poss_imp"] + c["notoccur"]
+    R, N, Rr, Nr = c["num_rel"], c["num_nonrel"], c["num_rel_ret"], c["num_nonrel_ret"]
+    rnonrel_ful = pl.when(R >= N).then(ful + Rr * (R - N)).otherwise(c["kept_ful"])
+    rnonrel_poss = pl.when(R >= N).then(poss + R * (R - N)).otherwise(c["kept_poss"])
+    rnonrel_ret_ful = pl.when(Rr >= Nr).then(c["ful_ret"] + Rr * (Rr - Nr)).otherwise(c["kept_ful_ret"])
+    rnonrel_ret_poss = pl.when(Rr >= Nr).then(c["poss_ret"] + R * (Rr - Nr)).otherwise(c["kept_poss_ret"])
+    per_group = groups.sort(Q, JG).with_columns(
+        _ratio(ful, poss).alias("avgjg"),
+        _ratio(c["ful_ret"], c["poss_ret"]).alias("avgjg_ret"),
+        _ratio(ful, c["poss_ret"] + c["poss_imp"]).alias("avgjg_imp"),
+        (rnonrel_ful.cast(pl.Float64) / rnonrel_poss).alias("rnonrel"),  # 0 / 0 is NaN, as in trec_eval
+        (rnonrel_ret_ful.cast(pl.Float64) / rnonrel_ret_poss).alias("rnonrel_ret"),
+    )
+    sums = [pl.col(name).sum() for name in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")]
+    # trec_eval adds the groups' ratios one by one, in JG order; "if (sum > 0.0)" leaves a NaN sum at 0
+    in_order = [
+        pl.col(name).cum_sum().last().alias(name)
+        for name in ("avgjg", "avgjg_ret", "avgjg_imp", "rnonrel", "rnonrel_ret")
+    ]
+    totals = per_group.group_by(Q, maintain_order=True).agg(*sums, *in_order, pl.len().alias("jgs"))
+    totals = totals.join(shared, on=Q, how="left").with_columns(pl.col("^sh_.*$").fill_null(0))
+    t = {name: pl.col(name) for name in ("ful_ret", "poss_ret", "ful_imp", "poss_imp", "notoccur")}
+    # prefs_pair*: each preference between docs not both shared is its own doc pair; shared pairs average
+    pair_sum = {cat: t[f"ful_{cat}"] - pl.col(f"sh_ful_{cat}") + pl.col(f"sh_sum_{cat}") for cat in ("ret", "imp")}
+    pairs = {
+        cat: t[name] - pl.col(f"sh_k_{cat}") + pl.col(f"sh_n_{cat}")
+        for cat, name in (("ret", "poss_ret"), ("imp", "poss_imp"), ("none", "notoccur"))
+    }
+    all_ful = t["ful_ret"] + t["ful_imp"]
+
+    def mean_over_groups(name: str) -> pl.Expr:
+        total = pl.col(name)
+        return pl.when(total.is_nan() | (total <= 0)).then(0.0).otherwise(total / pl.col("jgs"))
+
+    return totals.select(
+        Q,
+        (t["poss_ret"] + t["poss_imp"] + t["notoccur"]).alias("prefs_num_prefs_poss"),
+        all_ful.alias("prefs_num_prefs_ful"),
+        t["ful_ret"].alias("prefs_num_prefs_ful_ret"),
+        _ratio(all_ful, t["poss_ret"] + t["poss_imp"] + t["notoccur"]).alias("prefs_simp"),
+        _ratio(pair_sum["ret"] + pair_sum["imp"], pairs["ret"] + pairs["imp"] + pairs["none"]).alias("prefs_pair"),
+        mean_over_groups("avgjg").alias("prefs_avgjg"),
+        mean_over_groups("rnonrel").alias("prefs_avgjg_Rnonrel"),
+        _ratio(t["ful_ret"], t["poss_ret"]).alias("prefs_simp_ret"),
+        _ratio(pair_sum["ret"], pairs["ret"]).alias("prefs_pair_ret"),
+        mean_over_groups("avgjg_ret").alias("prefs_avgjg_ret"),
+        mean_over_groups("rnonrel_ret").alias("prefs_avgjg_Rnonrel_ret"),
+        _ratio(all_ful, t["poss_ret"] + t["poss_imp"]).alias("prefs_simp_imp"),
+        _ratio(pair_sum["ret"] + pair_sum["imp"], pairs["ret"] + pairs["imp"]).alias("prefs_pair_imp"),
+        mean_over_groups("avgjg_imp").alias("prefs_avgjg_imp"),
+    )
+
+
+_WHERE = "the first in query {query}"
+_REPEATED_RUN_DOC = "the run repeats a doc id {total} time(s), " + _WHERE + ": {value}."
+_BAD_LEVEL = "a preference level must be a finite number >= 0; {total} are not, " + _WHERE + ": {value}."
+_REPEATED_JUDGMENT = (
+    "a doc is judged again in the same judgment sub-group {total} time(s), " + _WHERE + ": doc {value}."
+)
+_ZERO_AND_ABOVE = (
+    "a doc is judged 0 and above 0 in one judgment group with several sub-groups (trec_eval refuses it too), "
+    "{total} time(s), " + _WHERE + ": doc {value}."
+)
+_CONTRADICTION = (
+    "judgment group {value} of query {query} prefers two docs to each other, directly or through other docs "
+    "(trec_eval aborts); {total} such preference(s) in all."
+)
+_LONG_CHAIN = (
+    f"judgment group {{value}} of query {{query}} chains preferences through more than {CLOSURE_STEPS + 1} "
+    "sub-groups, more than this module follows; {total} such group(s) in all."
+)
+
+
+def _checks(
+    ranked: pl.LazyFrame, prefs: pl.LazyFrame, pa: pl.LazyFrame, edges: pl.LazyFrame, unfinished: pl.LazyFrame
+) -> tuple[list[DataCheck], pl.LazyFrame]:
+    """The data checks and, per query, their counters (with the first offending value of each)."""
+    level = pl.col(LEVEL)
+    bad_level = level.is_nan() | level.is_infinite() | (level < 0)
+    repeated_line = ~pl.struct(JG, JSG, DOC).is_first_distinct()
+    reversed_edges = edges.select(Q, JG, pl.col("b").alias("a"), pl.col("a").alias("b"))
+    conflicts = edges.join(reversed_edges, on=[Q, JG, "a", "b"], how="semi")
+    always = pl.lit(value=True)
+    counted = [
+        (ranked, ~pl.col(DOC).is_first_distinct(), DOC, _REPEATED_RUN_DOC),
+        (prefs, bad_level, LEVEL, _BAD_LEVEL),
+        (prefs, repeated_line, DOC, _REPEATED_JUDGMENT),
+        (_pa_docs(pa).filter("rel", "zero"), always, DOC, _ZERO_AND_ABOVE),
+        (conflicts, always, JG, _CONTRADICTION),
+        (unfinished, always, JG, _LONG_CHAIN),
+    ]
+    checks, frames = [], []
+    for index, (frame, bad, shown, template) in enumerate(counted):
+        check = DataCheck(
+            f"__prefs_check_{index}", bad.sum(), message(ValueError, template), pl.col(shown).filter(bad).first()
+        )
+        checks.append(check)
+        frames.append(frame.group_by(Q).agg(check.aggregations()))
+    per_query = frames[0]
+    for frame in frames[1:]:
+        per_query = per_query.join(frame, on=Q, how="full", coalesce=True)
+    return checks, per_query
+
+
+# --------------------------------------------------------------------------------------------------------
+# trec_eval's command line: the -m values and the printed lines
+
+PRINT_ORDER = ("runid", "num_q", *ALL_PREFS)
+
+
+def parse_trec_measures(texts: Sequence[str]) -> list[str]:
+    """trec_eval's ``-m`` values under ``-R prefs``: the measures (and runid, num_q) in its print order.
+
+    >>> parse_trec_measures(["prefs_simp", "prefs"])[:3]
+    ['runid', 'num_q', 'prefs_num_prefs_poss']
+    """
+    if not texts:
+        msg = "with -R prefs or -R qrels_prefs, name the measures: -m all_prefs, -m prefs or prefs_* measures."
+        raise ValueError(msg)
+    requested: set[str] = set()
+    for text in texts:
+        name, dot, _ = text.partition(".")
+        if name not in NICKNAMES and name not in PRINT_ORDER:
+            msg = (
+                f"trec_eval measure {text!r} is not a preference measure; with -R prefs or -R qrels_prefs: "
+                f"{', '.join([*PRINT_ORDER, *NICKNAMES])}."
+            )
+            raise ValueError(msg)
+        if dot:
+            msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
+            raise ValueError(msg)
+        requested.update(NICKNAMES.get(name, (name,)))
+    return [name for name in PRINT_ORDER if name in requested]
+
+
+def trec_lines(
+    per_query: pl.DataFrame, names: Sequence[str], runid: str, *, per_query_lines: bool, summary: bool
+) -> list[str]:
+    """trec_eval's output lines: per query (sorted by id) each measure of `names`, then the ``all`` lines (a
+    count summed, a ratio averaged over the queries, added in query order as trec_eval adds them)."""
+    rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row[Q]))
+    measures = [name for name in names if name in ALL_PREFS]
+
+    def line(name: str, query: str, value: float) -> str:
+        shown = f"{value:.0f}" if name in COUNTS else f"{value:6.4f}"
+        return f"{name:<22}\t{query}\t{shown}\n"
+
+    out = [line(name, row[Q], row[name]) for row in rows for name in measures] if per_query_lines else []
+    if summary:
+        for name in names:
+            if name == "runid":
+                out.append(f"{'runid':<22}\tall\t{runid}\n")
+            elif name == "num_q":
+                out.append(f"{'num_q':<22}\tall\t{len(rows)}\n")
+            else:
+                total = 0.0
+                for row in rows:
+                    total += row[name]
+                out.append(line(name, "all", total if name in COUNTS or not rows else total / len(rows)))
+    return out
