@@ -476,8 +476,8 @@ PRINT_ORDER = ("runid", "num_q", *ALL_PREFS)
 def parse_trec_measures(texts: Sequence[str]) -> list[str]:
     """trec_eval's ``-m`` values under ``-R prefs``: the measures (and runid, num_q) in its print order.
 
-    >>> parse_trec_measures(["prefs_simp", "prefs"])[:3]
-    ['runid', 'num_q', 'prefs_num_prefs_poss']
+    >>> parse_trec_measures(["prefs_simp", "prefs"])[:3] == ["runid", "num_q", "prefs_num_prefs_poss"]
+    True
     """
     if not texts:
         msg = "with -R prefs or -R qrels_prefs, name the measures: -m all_prefs, -m prefs or prefs_* measures."
