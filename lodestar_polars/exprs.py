@@ -68,7 +68,7 @@ import polars as pl
 
 from . import _spec
 from .measures import rbp as _rbp
-from .measures._base import ERR_MAX_GRADE, options_suffix, stopping_probability
+from .measures._base import ERR_MAX_GRADE, exact_quotient, options_suffix, stopping_probability
 
 __all__ = [
     "average_precision",
@@ -822,7 +822,8 @@ def precision(
     name = _column_name("precision", i.k)
     if i.k is None:  # a group without rows (an empty window) scores 0, as a query without rows
         return _finish(i, name, hits / pl.len(), checks, lambda values: values.fill_nan(0.0))
-    return _finish(i, name, hits / _as_float(i.k), checks)
+    # divided as C divides, not by Polars' product with the reciprocal of k (`exact_quotient`)
+    return _finish(i, name, exact_quotient(hits, _as_float(i.k)), checks)
 
 
 def recall(

@@ -258,3 +258,13 @@ def test_recall_counts_the_frames_relevant_rows_only() -> None:
     assert frame.select(exprs.recall(k=1)).item() == 0.5  # 1 of the 2 relevant rows in the frame
     qrels = pl.DataFrame({"query": [1, 1, 1, 1], "doc": ["a", "b", "c", "d"], "relevance": [1, 0, 1, 1]})
     assert frame.rank_metrics.recall(k=1, doc="doc", qrels=qrels)["recall@1"].item() == pytest.approx(1 / 3)
+
+
+def test_precision_at_k_is_divided_as_c_divides() -> None:
+    """3 hits in the top 20 is 3.0 / 20 = 0.15, as trec_eval and pytrec_eval compute it; Polars 2.1 divides a
+    column by the constant 20 as a product with 1 / 20, which gives 0.15000000000000002."""
+    frame = pl.DataFrame(
+        {"query": [1] * 5 + [2] * 5, "relevance": [1, 1, 1, 0, 0] * 2, "score": [5.0, 4.0, 3.0, 2.0, 1.0] * 2}
+    )
+    got = frame.group_by("query").agg(exprs.precision(k=20))["precision@20"].to_list()
+    assert got == [3.0 / 20] * 2 == [0.15] * 2

@@ -202,3 +202,17 @@ def test_a_measure_takes_its_first_explicit_parameters(
     computed = [line for line in expected.splitlines() if line.split()[0] in {line.split()[0] for line in lines}]
     assert computed, expected
     assert lines == set(computed)
+
+
+def test_unj_at_a_rounding_boundary_equals_trec_eval(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """unj_20 of a query with 3 unjudged documents in its top 20 is trec_eval's 3.0 / 20 = 0.15; Polars 2.1
+    divides a column by the constant 20 as a product with 1 / 20 (0.15000000000000002), and the mean over eight
+    queries, seven of them 0, then printed 0.0188 where the binary prints 0.0187."""
+    run = {f"q{k}": {f"d{i}": float(10 - i) for i in range(5)} for k in range(1, 9)}
+    # q1-q7 judge every retrieved document; q8 leaves d0-d2 unjudged
+    qrels: Qrels = {f"q{k}": {f"d{i}": 0 for i in range(5)} for k in range(1, 8)}
+    qrels["q8"] = {"d3": 1, "d4": 0}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    expected = trec_eval.run(["-m", "unj.20"], qrels_path, run_path)
+    assert expected == "unj_20                \tall\t0.0187\n"
+    assert ours(["-m", "unj.20"], qrels_path, run_path) == expected

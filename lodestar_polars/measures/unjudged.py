@@ -16,7 +16,7 @@ import math
 import polars as pl
 
 from . import _unjudged
-from ._base import NO_SPELLING, ROWS, Context, Definition, Quantity, Spelling, Term, cut_at
+from ._base import NO_SPELLING, ROWS, Context, Definition, Quantity, Spelling, Term, cut_at, exact_quotient
 
 
 def _extreme(context: Context) -> _unjudged.Extreme:
@@ -30,8 +30,11 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
 def value(context: Context, cutoff: int | None) -> pl.Expr:
     c = cut_at(cutoff)
     count = pl.col(_unjudged.unjudged_column(context, c, _extreme(context)))
-    length = pl.col(ROWS).cast(pl.Float64) if cutoff is None else pl.lit(_as_float(cutoff))
-    return pl.when(length == 0).then(0.0).otherwise(count / length)
+    if cutoff is None:
+        length = pl.col(ROWS).cast(pl.Float64)
+        return pl.when(length == 0).then(0.0).otherwise(count / length)
+    # by the constant k: divided as C divides, not by Polars' reciprocal product (`exact_quotient`)
+    return exact_quotient(count, _as_float(cutoff))
 
 
 def _as_float(value: int) -> float:
