@@ -873,6 +873,27 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
     return checks
 
 
+# the row checks that read only the run's own columns (not a judgment, not a key's hash)
+_RUN_ROW_CHECKS = frozenset(f"{_P}{name}" for name in ("bad_score", "null_docs", "duplicate_docs", "bad_weights"))
+
+
+def _count_run_rows_once(
+    per_query: pl.LazyFrame, checks: list[DataCheck], repeated_index: int, names: _Names
+) -> pl.LazyFrame:
+    """With `Spec.repeated_over` (query column `repeated_index`), each run row is in every per-query row of its
+    query's values of that column: the checks on the run's own columns keep their count in the first value only
+    (the least; a null one if all are), so that a message counts each bad run row once."""
+    repeated = names.query[repeated_index]
+    others = [key for key in names.keys if key != repeated]
+    least = pl.col(repeated).min().over(others) if others else pl.col(repeated).min()
+    first = pl.col(repeated).eq_missing(least)
+    return per_query.with_columns(
+        pl.when(first).then(pl.col(check.column)).otherwise(0).alias(check.column)
+        for check in checks
+        if check.column in _RUN_ROW_CHECKS
+    )
+
+
 def _hash_collision_check(spec: Spec, names: _Names) -> DataCheck:
     """Two different keys with the same 64-bit hash would share one group (about G**2 / 2**65 to happen for
     G keys: 3e-8 for a million).  Their rows would then disagree on a second, independently seeded hash of
@@ -1309,6 +1330,8 @@ def _flagged_per_query(
         rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged, windows=prefixes)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms=terms_limit is not None)
+    if spec.repeated_over is not None:
+        per_query = _count_run_rows_once(per_query, checks, spec.query.index(spec.repeated_over), names)
     if qrels is not None:
         if spec.judged_only:
             emptied = _emptied_queries(retrieved, per_query, spec, names)

@@ -91,6 +91,9 @@ class Spec:
     missing_queries: MissingQueries
     max_retrieved: int | None  # at most this many documents per query, the first in the tie-broken order
     judged_only: bool  # retrieved documents not judged at a level >= 0 are removed before any measure
+    # a query column whose values repeat the run's rows (`judgment_groups` joins the run to each judgment group
+    # of its query): the checks on the run's own columns count a run row once, in the query's first value
+    repeated_over: str | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:

@@ -23,12 +23,13 @@ plan; run queries without judgments are dropped, as `evaluate` drops them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import TypeVar
 
 import polars as pl
 
-from ._spec import Gain, MissingQueries, NoRelevant, Ties, parse_measure
+from ._spec import Gain, MissingQueries, NoRelevant, Ties, evaluate_spec, parse_measure
 from .namespace import rank_metrics
 
 __all__ = ["TREC_EVAL_MEASURES", "evaluate"]
@@ -92,8 +93,8 @@ def evaluate(
         At once, when `group` is missing from `qrels` or also names a column of `run`, or when the query
         columns of `run` and `qrels` differ in dtype; at collect time, for what `rank_metrics.evaluate`
         refuses (a (query, group, doc) judged twice, a doc retrieved twice for a query...).  A run's error is
-        found in its rows joined to each group: its message names the (query, group) and counts the rows of
-        every group.
+        found in its rows joined to each group: its message names the (query, group) of the query's first
+        group and counts each bad run row once.
     """
     names = [measures] if isinstance(measures, str) else list(measures)
     columns = [parse_measure(name).column for name in names]
@@ -112,7 +113,7 @@ def evaluate(
         raise ValueError(msg)
     judgments = qrels.lazy()
     groups = judgments.select(query, group).unique()
-    per_group = rank_metrics(run.lazy().join(groups, on=query)).evaluate(
+    spec = evaluate_spec(
         names,
         query=[query, group],
         doc=doc,
@@ -123,11 +124,15 @@ def evaluate(
         no_relevant=no_relevant,
         threshold=threshold,
         log_base=log_base,
-        qrels=judgments,
         missing_queries=missing_queries,
         max_retrieved=max_retrieved,
         judged_only=judged_only,
+        weight=None,
+        by=None,
     )
+    # each run row is in every group of its query: a run-side error counts it once (in the query's first group)
+    spec = dataclasses.replace(spec, repeated_over=group)
+    per_group = rank_metrics(run.lazy().join(groups, on=query))._per_query(spec, judgments)
     # trec_eval adds a query's groups one by one in group id order (strcmp), then divides by their number:
     # a running sum in that order, whose last value is the total, added the same way
     averaged = [pl.col(c).sort_by(group).drop_nulls().cum_sum().last() / pl.col(c).count() for c in columns]

@@ -155,6 +155,55 @@ def test_a_document_judged_twice_by_one_group_is_an_error() -> None:
         judgment_groups.evaluate(RUN, twice, ["ap"], ties="doc")
 
 
+def bad_run_rows(column: str, values: list[object]) -> pl.DataFrame:
+    """q1 (a, b, c, d) and q2 (a, b): `values` replaces `column`'s six values; q1 is judged by groups u2 and u1
+    (listed in that order), q2 by u1, u2 and u3."""
+    run = pl.DataFrame(
+        {
+            "query": ["q1"] * 4 + ["q2"] * 2,
+            "doc": ["a", "b", "c", "d", "a", "b"],
+            "score": [4.0, 3.0, 2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    return run.with_columns(pl.Series(column, values, dtype=run.schema[column]))
+
+
+JUDGED_BY_GROUPS = pl.DataFrame(
+    [("q1", "u2", "a", 1), ("q1", "u1", "b", 1), ("q2", "u1", "a", 1), ("q2", "u2", "b", 1), ("q2", "u3", "a", 0)],
+    schema={"query": pl.String, "group": pl.String, "doc": pl.String, "relevance": pl.Int64},
+    orient="row",
+)
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "message"),
+    [
+        (
+            "score",
+            [4.0, float("nan"), float("inf"), 1.0, None, 1.0],
+            "score column 'score' has 3 null, NaN or infinite value(s), the first in query (query='q1', group='u1').",
+        ),
+        (
+            "doc",
+            ["a", None, "c", "d", "a", None],
+            "doc column 'doc' has 2 null value(s), the first in query (query='q1', group='u1').",
+        ),
+    ],
+)
+def test_a_bad_run_row_is_counted_once_whatever_its_groups(column: str, values: list[object], message: str) -> None:
+    """The run is evaluated once per group of its query: q1's rows twice (u1, u2), q2's three times.  The run
+    has 3 bad scores (q1's NaN and inf, q2's null) or 2 null docs (one in each query): counted per (query, group)
+    they would be 2 x 2 + 1 x 3 = 7 and 1 x 2 + 1 x 3 = 5.  The message counts the run's rows and names q1's
+    first group, u1 (the least id, though the qrels list u2 first)."""
+    run = bad_run_rows(column, values)
+    with pytest.raises(ValueError) as error:
+        judgment_groups.evaluate(run, JUDGED_BY_GROUPS, ["ap", "p@2"], ties="doc")
+    assert str(error.value) == message
+    with pytest.raises(ValueError) as error:
+        judgment_groups.evaluate(run.lazy(), JUDGED_BY_GROUPS.lazy(), ["ap"], ties="doc").collect(engine="streaming")
+    assert str(error.value) == message
+
+
 # --- the command line against the binary ------------------------------------------------------------------
 
 

@@ -1,7 +1,12 @@
 """nERR@k: ERR@k (`err`) divided by the ideal ERR@k, the ERR@k of the query's grades sorted descending (with
-judgments, of all of its judged documents, retrieved or not), its largest value over every order.  ir_measures
-has no such measure (its nERR_IA is the intent-aware one of ndeval, and NERR8-11 are C/W/L's).  A query
+judgments, of all of its judged documents, retrieved or not), its largest value over every order.  A query
 whose ideal ERR is 0 (no document of grade above 0) scores `no_relevant`.
+
+Oracles (tests/test_nerr_oracles.py): NTCIREVAL's nERR@k (pyNTCIREVAL) with gain values 1:3:7:15 for levels
+1..4, whose stopping probability gain / (largest gain + 1) is then (2**l - 1) / 2**4, its ideal every judged
+document by level, cut at k: the same formula on integer grades; and ndeval's nERR-IA@k (pyndeval) with one
+subtopic, on binary grades 0 / g with alpha = (2**g - 1) / 16, k <= 20.  ir_measures has no nERR (its nERR_IA
+is ndeval's intent-aware one, NERR8-11 are C/W/L's).
 
 Ties: as `err` (the ideal does not depend on the run's order): the bounds order a tie block by grade,
 ties="average" is refused.
@@ -31,7 +36,7 @@ def _reason(context: Context) -> str:
 
 MEASURE = Definition(
     name="nerr",
-    oracle="hand derivations; ideal by enumeration of every order",
+    oracle="NTCIREVAL (pyNTCIREVAL, gains 1:3:7:15); ndeval nERR-IA, one subtopic, binary; hand derivations",
     method=None,
     aliases=(),
     trec_eval=NO_SPELLING,
