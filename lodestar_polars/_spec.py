@@ -513,6 +513,7 @@ def make_spec(
     )
     _check_roles(spec)
     _refuse_bounds_by_gain(spec)
+    _refuse_bounds_below_base_one(spec)
     return spec
 
 
@@ -566,6 +567,25 @@ def _refuse_bounds_by_gain(spec: Spec) -> None:
                 "0); pass gain='linear' or 'exponential', an increasing mapping, or a deterministic tie mode."
             )
             raise ValueError(msg)
+
+
+def refuse_bounds_below_base_one(column: str, ties: str, log_base: float) -> None:
+    """A log base below 1 makes every discount negative: the most gainful order then gives a discounted sum's
+    least value, so the tie bounds (most / least gainful first) would be its lower / upper bound swapped."""
+    if ties in ("optimistic", "pessimistic") and log_base < 1:
+        msg = (
+            f"{column} with log_base={log_base!r} (below 1) has negative discounts: ties={ties!r} orders a tie "
+            f"block {'most' if ties == 'optimistic' else 'least'} gainful first, which gives its "
+            f"{'least' if ties == 'optimistic' else 'greatest'} value, not its bound; pass a log_base above 1 or "
+            "another tie mode."
+        )
+        raise ValueError(msg)
+
+
+def _refuse_bounds_below_base_one(spec: Spec) -> None:
+    for measure in spec.measures:
+        if REGISTRY[measure.kind].scaled_by_log_base:
+            refuse_bounds_below_base_one(measure.column, spec.ties, spec.log_base)
 
 
 def _check_roles(spec: Spec) -> None:

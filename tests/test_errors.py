@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -134,6 +135,32 @@ def test_bad_log_base(frame: pl.DataFrame, log_base: float) -> None:
         ValueError, match=re.escape(f"log_base must be a finite float above 0 and not 1, got {log_base!r}.")
     ):
         frame.rank_metrics.dcg(log_base=log_base)
+
+
+def test_tie_bounds_of_dcg_below_log_base_one() -> None:
+    """Two tied rows of grades 1 and 0.  In base 2 the best order gives 1 / log2(2) = 1.0, the worst
+    1 / log2(3) = 0.631; in base 0.5 each discount is the negated base-2 one, so the most gainful order would give
+    -1.0, the least value: the bounds are refused, for dcg only (ndcg's ratio does not change with the base),
+    and the other tie modes still give scikit-learn's numbers (dcg_score(log_base=0.5): -(1 + 0.631) / 2)."""
+    from lodestar_polars import exprs
+
+    tied = pl.DataFrame({"query": [1, 1], "relevance": [1, 0], "score": [0.5, 0.5]})
+    assert tied.rank_metrics.dcg(ties="optimistic")["dcg"].item() == 1.0
+    for ties, order, value in (("optimistic", "most", "least"), ("pessimistic", "least", "greatest")):
+        message = (
+            f"dcg with log_base=0.5 (below 1) has negative discounts: ties={ties!r} orders a tie block {order} "
+            f"gainful first, which gives its {value} value, not its bound; pass a log_base above 1 or another tie mode."
+        )
+        with pytest.raises(ValueError, match=re.escape(message)):
+            tied.rank_metrics.dcg(ties=ties, log_base=0.5)
+        with pytest.raises(ValueError, match=re.escape(message.replace("dcg with", "dcg@2 with"))):
+            tied.rank_metrics.evaluate(["ndcg", "dcg@2"], ties=ties, log_base=0.5)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            exprs.dcg(ties=ties, log_base=0.5)
+        ndcg = tied.rank_metrics.evaluate(["ndcg"], ties=ties, log_base=0.5)["ndcg"].item()
+        assert ndcg == pytest.approx(1.0 if ties == "optimistic" else 1.0 / math.log2(3.0), rel=1e-12)
+    average = tied.rank_metrics.dcg(log_base=0.5)["dcg"].item()
+    assert average == pytest.approx(-(1.0 + 1.0 / math.log2(3.0)) / 2.0, rel=1e-12)
 
 
 def test_output_name_clash(frame: pl.DataFrame) -> None:

@@ -1359,8 +1359,12 @@ def test_log_base_scales_dcg_and_no_other_measure(case: Case, log_base: float, e
     """log_base=b makes each discount 1 / log_b(position + 1) = ln b / ln(position + 1), the base-2 discount
     times ln b / ln 2: dcg is multiplied by that factor (negative for b < 1, as scikit-learn's), every other
     measure is normalised or reads no discount and stays as it is; from `evaluate` and from the methods that
-    take log_base."""
+    take log_base.  Below 1 the tie bounds of dcg are refused (its best and worst orders swap)."""
     based = replace(case, log_base=log_base)
+    if log_base < 1 and case.ties in ("optimistic", "pessimistic") and any(m.kind.discounted for m in case.measures):
+        with pytest.raises(ValueError, match=r"\(below 1\) has negative discounts"):
+            evaluate(based, engine)
+        return
     got = evaluate(based, engine)
     factor = math.log(log_base) / math.log(2.0)
     plain = evaluate(case, engine)

@@ -382,6 +382,8 @@ class Definition:
     - `orders_by_grade`: its best order of a tie block is by descending relevance grade, whatever the gain
       mapping: the tie bounds (which order a tie block by gain) are refused with a gain mapping whose order is
       not the grades'.
+    - `scaled_by_log_base`: its value is a sum of discounts 1 / log_b(position + 1), so a log base b below 1
+      makes them negative and swaps its best and worst orders: the tie bounds are then refused.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
     - `running`: per-row running products and sums in position order (`Running`) its terms read.
     - `options`: its numeric options (`Option`, written `name(option=value,...)`; one without default is
@@ -410,6 +412,7 @@ class Definition:
     refuses_average: str | None = None
     refuses_bounds_with_judgments: str | None = None
     orders_by_grade: bool = False
+    scaled_by_log_base: bool = False
     derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
     row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
     query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)

@@ -60,4 +60,5 @@ MEASURE = Definition(
     terms=terms,
     value=value,
     bounds=(0.0, float("inf")),
+    scaled_by_log_base=True,
 )
