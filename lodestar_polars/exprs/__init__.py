@@ -66,9 +66,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from . import _spec
-from .measures import rbp as _rbp
-from .measures._base import ERR_MAX_GRADE, exact_quotient, options_suffix, stopping_probability
+from .. import _spec
+from ..measures import rbp as _rbp
+from ..measures._base import ERR_MAX_GRADE, exact_quotient, options_suffix, stopping_probability
 
 __all__ = [
     "average_precision",
