@@ -21,6 +21,7 @@ from sklearn.metrics import dcg_score, ndcg_score
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import exprs
+from lodestar_polars.exprs._positional import _TABLE_CUTOFF_LIMIT
 
 TIES = ["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
 ALL_METRICS = ["ndcg", "dcg", "reciprocal_rank", "precision", "recall", "average_precision", "success"]
@@ -190,7 +191,7 @@ def test_a_large_cutoff_uses_the_cumulative_sum_path() -> None:
             "score": rng.integers(0, 40, 3000).astype(float),
         }
     )
-    k = exprs._TABLE_CUTOFF_LIMIT + 1
+    k = _TABLE_CUTOFF_LIMIT + 1
     result = frame.group_by("query").agg(exprs.ndcg(k=600), exprs.ndcg(k=k), exprs.dcg()).sort("query")
     expected = frame.rank_metrics.ndcg(k=[600, k]).join(frame.rank_metrics.dcg(), on="query")
     assert_frame_equal(result, expected, **TOLERANCE)

@@ -28,6 +28,7 @@ from sklearn.metrics import average_precision_score
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import exprs
+from lodestar_polars.exprs._positional import _TABLE_CUTOFF_LIMIT
 from tests import measures_reference as reference
 from tests.test_exprs import ENGINES, SETTINGS, TIES, TOLERANCE, aggregate, broadcast, ragged_frames
 
@@ -128,7 +129,7 @@ def test_a_large_cutoff_takes_the_cumulative_sum_path() -> None:
     frame = pl.DataFrame(
         {"query": rng.integers(0, 4, 2000), "relevance": rng.integers(0, 3, 2000), "score": rng.integers(0, 30, 2000)}
     )
-    k = exprs._TABLE_CUTOFF_LIMIT + 1
+    k = _TABLE_CUTOFF_LIMIT + 1
     for measure in MEASURES:
         for cutoff in (None, 700, k):
             expected = getattr(frame.rank_metrics, measure)(k=cutoff).sort("query")

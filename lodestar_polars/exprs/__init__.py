@@ -1,0 +1,107 @@
+"""Ranking measures as Polars expressions: one Float64 per group.
+
+    df.group_by("query").agg(exprs.ndcg(k=10), exprs.precision(k=5), pl.len(), pl.col("clicked").mean())
+    df.with_columns(exprs.ndcg(k=10).over("query"))
+
+Each function returns a `pl.Expr` evaluated over the rows of a group (`group_by(...).agg`,
+`group_by_dynamic`, `rolling`, a window with `.over(keys)`, or the whole frame in `select`), with the
+semantics, options and error messages of the `.rank_metrics` method of the same name (scikit-learn's
+tie-averaged DCG by default; every tie mode; under `ties="average"` the exact expectation over the orders of
+tied rows).
+
+Which measures are expressions
+- `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision`, `success` (also as `hit_rate`,
+  ranx's name), `rprec`, `f1`, `err`, `nerr`, `rbp`, `iprec_at_recall` and `eleven_point_average`: each is a
+  function of the group's own rows.  Recall, average precision, R-precision, F1 and the interpolated
+  precisions divide by R, the group's relevant rows, nERR by the ERR of the group's
+  grades sorted, and RBP brings the gains into [0, 1] by the group's greatest: in-frame relevance only.  An
+  expression sees no judgments outside the frame, so a relevant document the run did not retrieve does not
+  count (`qrels=` on the namespace counts it, as trec_eval does).
+- Not expressions: the measures that need judgments outside the frame or unjudged rows (num_rel, bpref and
+  gm_bpref, infAP, Rprec_mult, ndcg_rel and Rndcg with their judged ideal; judged@k and unj@k, 1 and 0 here),
+  because R comes from the judgments there and rows with a null relevance (unjudged) are refused as bad values
+  here; the set measures, which on the frame's rows alone are `precision()` (set_P) or 1 (set_recall); the
+  geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one (the per-group value is
+  AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are `pl.len()` and a
+  sum in plain Polars.  The other in-frame measures (G, binG, rbp_resid, sDCG, utility) could be expressions
+  but are not written yet: use `evaluate`.
+- The measure layer (`measures/`) is not reused: its terms are written against the plan's row columns
+  (positions, relevant-before counts, sums per tie block from a group-by on (query, score)), which do not
+  exist inside an aggregation.  Two helpers carry the shared work here instead: `_positional_sum`
+  (`_positional.py`) for a measure linear in per-position weights (DCG: the discounts; hits@k: 1 within k) and
+  `_expected_at_first_relevant` (`first_relevant.py`) for the measures of the first relevant row (reciprocal
+  rank, success).  RBP is `_positional_sum` with the weights p**(position - 1), F1 a function of hits@k;
+  R-precision cuts at the group's R (`_hits_within_relevant_total`); ERR runs its cascade on the list of
+  stopping probabilities in ranked order (`_cascade`), which has no exact tie expectation here (refused, as in
+  the namespace), nor have the interpolated precisions (`_interpolated_precisions`, the greatest of ratios).
+
+Where the code is
+- `gain.py`: ndcg, dcg, rbp; `first_relevant.py`: reciprocal_rank, success (hit_rate); `precision_recall.py`:
+  precision, recall, f1, rprec, average_precision; `cascade.py`: err, nerr; `interpolated.py`:
+  iprec_at_recall, eleven_point_average.
+- Shared: `_inputs.py` (the arguments checked into `_Inputs`), `_positional.py` (ranked order, positional and
+  tie-block-averaged sums), `_data_checks.py` (the data checks, their messages, `_finish`).
+
+How the per-group value is computed
+- Polars evaluates an expression inside an aggregation group by group when it is not elementwise (a rank, a
+  sort, a cumulative sum, a range of positions): about a microsecond per group, most of the time on many
+  small groups, and it does not share a sub-expression used twice there (no CSE).  So each group sorts once
+  and the rest runs on lists, for every group at once: the values in ranked order (`sort_by` the score, ties
+  broken as `ties` says) gathered into one list per group, times a list of per-position weights built from
+  `pl.int_ranges`, summed.  The ideal DCG sorts the gains (`list.sort`).
+- `ties="average"`: a group is tied when it has fewer distinct scores than rows.  Only the tied groups' rows
+  go, as one list each, to a `list.eval` computing the expectation; the other lists are null there and cost
+  nothing, and their groups take the sorted order, which is their only one.  In a tied group, a row's tie
+  block covers positions a..b (a = rank("min"), b = rank("max") of its descending score); a measure linear
+  in per-position weights w gives each row value * (W(b) - W(a - 1)) / (b - a + 1), W(p) the weights of
+  positions 1..min(p, k) summed: a table lookup for a cut-off up to `_TABLE_CUTOFF_LIMIT`, else a cumulative
+  sum over the group gathered at a and b.  Each rank is computed once, inside a struct whose fields the
+  formula reads (`_let`).  Average precision's block formula is in `_block_averaged_precision`.
+- Reciprocal rank and success with `ties="average"`: the first tie block holding a relevant row is the one
+  at the highest relevant score; with s rows before it, n in it, r of them relevant, the first relevant row
+  lands at block offset j with P(J = j) = C(n - j, r - 1) / C(n, r), found from plain per-group sums.
+- The data checks are per-group counters in one struct that one Python function reads once, on the
+  per-group results (never the rows): it raises the namespace's data errors, else gives 0.0, added to the
+  value.
+"""
+
+from __future__ import annotations
+
+# the data-error messages and the signatures' type aliases, reachable here as before the split (`x as x`: re-exported)
+from ._data_checks import BAD_VALUES_MESSAGE as BAD_VALUES_MESSAGE
+from ._data_checks import DUPLICATE_DOC_MESSAGE as DUPLICATE_DOC_MESSAGE
+from ._data_checks import ERR_GRADE_MESSAGE as ERR_GRADE_MESSAGE
+from ._data_checks import NEGATIVE_RELEVANCE_MESSAGE as NEGATIVE_RELEVANCE_MESSAGE
+from ._data_checks import NO_GRADE_ABOVE_ZERO_MESSAGE as NO_GRADE_ABOVE_ZERO_MESSAGE
+from ._data_checks import NO_RELEVANT_ABOVE_MESSAGE as NO_RELEVANT_ABOVE_MESSAGE
+from ._data_checks import NO_RELEVANT_MESSAGE as NO_RELEVANT_MESSAGE
+from ._data_checks import NULL_DOCS_MESSAGE as NULL_DOCS_MESSAGE
+from ._data_checks import UNMAPPED_LABEL_MESSAGE as UNMAPPED_LABEL_MESSAGE
+from ._inputs import Column as Column
+from ._inputs import Gain as Gain
+from ._inputs import GainName as GainName
+from ._inputs import NoRelevant as NoRelevant
+from ._inputs import Ties as Ties
+from .cascade import err, nerr
+from .first_relevant import hit_rate, reciprocal_rank, success
+from .gain import dcg, ndcg, rbp
+from .interpolated import eleven_point_average, iprec_at_recall
+from .precision_recall import average_precision, f1, precision, recall, rprec
+
+__all__ = [
+    "average_precision",
+    "dcg",
+    "eleven_point_average",
+    "err",
+    "f1",
+    "hit_rate",
+    "iprec_at_recall",
+    "ndcg",
+    "nerr",
+    "precision",
+    "rbp",
+    "recall",
+    "reciprocal_rank",
+    "rprec",
+    "success",
+]
