@@ -148,7 +148,8 @@ def dcg(
     relevance, score, k, ties, gain, doc
         As for `ndcg`.  Negative relevance is accepted, as scikit-learn's `dcg_score` accepts it.
     log_base
-        Base of the logarithm of the discount 1 / log_b(position + 1).
+        Base of the logarithm of the discount 1 / log_b(position + 1).  Below 1 every discount is negative
+        (as in scikit-learn), and ties="optimistic" / "pessimistic" are refused: they would not be the bounds.
 
     Returns
     -------
@@ -172,6 +173,7 @@ def dcg(
     """
     i = _inputs("dcg", relevance, score, doc, k, ties, gain)
     base = _check_log_base(log_base)
+    _spec.refuse_bounds_below_base_one(_column_name("dcg", i.k), i.ties, base)
     gain_expr = _gain(i)
     return _finish(i, _column_name("dcg", i.k), _dcg(i, gain_expr, base), _checks("dcg", i, gain_expr))
 
