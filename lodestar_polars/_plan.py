@@ -997,10 +997,13 @@ def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
 def _final_checks(spec: Spec, names: _Names, metrics: list[str], judged: bool) -> list[DataCheck]:
     """Checks on the per-query rows."""
     query_names = ", ".join(quoted(q) for q in spec.query)
+    # the repeated column (judgment groups) is null where a run query has no judgments: those rows are checked,
+    # then skipped as any unjudged query is
+    keys = [k for k, name in zip(names.query, spec.query, strict=True) if name != spec.repeated_over]
     checks = [
         DataCheck(
             f"{_P}null_queries",
-            pl.any_horizontal(pl.col(k).is_null() for k in names.query).cast(pl.UInt32),
+            pl.any_horizontal(pl.col(k).is_null() for k in keys).cast(pl.UInt32),
             message(ValueError, f"query column {query_names} has null values."),
         )
     ]

@@ -94,7 +94,8 @@ def evaluate(
         columns of `run` and `qrels` differ in dtype; at collect time, for what `rank_metrics.evaluate`
         refuses (a (query, group, doc) judged twice, a doc retrieved twice for a query...).  A run's error is
         found in its rows joined to each group: its message names the (query, group) of the query's first
-        group and counts each bad run row once.
+        group and counts each bad run row once.  A run query that the judgments do not have is checked too (its
+        message names it with a null group), then skipped, as trec_eval skips it.
     """
     names = [measures] if isinstance(measures, str) else list(measures)
     columns = [parse_measure(name).column for name in names]
@@ -130,9 +131,10 @@ def evaluate(
         weight=None,
         by=None,
     )
-    # each run row is in every group of its query: a run-side error counts it once (in the query's first group)
+    # each run row is in every group of its query: a run-side error counts it once (in the query's first group);
+    # a run query without judgments keeps its rows under a null group, so that they are checked, then skipped
     spec = dataclasses.replace(spec, repeated_over=group)
-    per_group = rank_metrics(run.lazy().join(groups, on=query))._per_query(spec, judgments)
+    per_group = rank_metrics(run.lazy().join(groups, on=query, how="left"))._per_query(spec, judgments)
     # trec_eval adds a query's groups one by one in group id order (strcmp), then divides by their number:
     # a running sum in that order, whose last value is the total, added the same way
     averaged = [pl.col(c).sort_by(group).drop_nulls().cum_sum().last() / pl.col(c).count() for c in columns]

@@ -155,6 +155,9 @@ def test_a_document_judged_twice_by_one_group_is_an_error() -> None:
         judgment_groups.evaluate(RUN, twice, ["ap"], ties="doc")
 
 
+RUN_SCHEMA = {"query": pl.String, "doc": pl.String, "score": pl.Float64}
+
+
 def bad_run_rows(column: str, values: list[object]) -> pl.DataFrame:
     """q1 (a, b, c, d) and q2 (a, b): `values` replaces `column`'s six values; q1 is judged by groups u2 and u1
     (listed in that order), q2 by u1, u2 and u3."""
@@ -202,6 +205,25 @@ def test_a_bad_run_row_is_counted_once_whatever_its_groups(column: str, values: 
     with pytest.raises(ValueError) as error:
         judgment_groups.evaluate(run.lazy(), JUDGED_BY_GROUPS.lazy(), ["ap"], ties="doc").collect(engine="streaming")
     assert str(error.value) == message
+
+
+def test_a_run_query_without_judgments_is_checked_then_skipped() -> None:
+    """q3 is in the run only.  Its rows are under no group: a bad score there is refused, as
+    `rank_metrics.evaluate(qrels=...)` refuses it in a run query without judgments, naming the query with a null
+    group; with good scores q3 is skipped, as trec_eval skips a run query the judgments do not have, and the
+    other queries keep their values (q1: a retrieved first, judged by u2 only; u1's relevant b is second, so u1's
+    AP is 1/2, u2's is 1, and q1 averages 3/4)."""
+    q3 = pl.DataFrame({"query": ["q3", "q3"], "doc": ["a", "e"], "score": [None, 1.0]}, schema=RUN_SCHEMA)
+    run = bad_run_rows("score", [4.0, 3.0, 2.0, 1.0, 2.0, 1.0])
+    with pytest.raises(ValueError) as error:
+        judgment_groups.evaluate(pl.concat([run, q3]), JUDGED_BY_GROUPS, ["ap"], ties="doc")
+    message = "score column 'score' has 1 null, NaN or infinite value(s), the first in query (query='q3', group=None)."
+    assert str(error.value) == message
+    good = pl.concat([run, q3.with_columns(pl.col("score").fill_null(2.0))])
+    for missing_queries in ("skip", "zero"):
+        values = judgment_groups.evaluate(good, JUDGED_BY_GROUPS, ["ap"], ties="doc", missing_queries=missing_queries)
+        assert values["query"].to_list() == ["q1", "q2"]
+        assert values.filter(pl.col("query") == "q1")["ap"].item() == 0.75
 
 
 # --- the command line against the binary ------------------------------------------------------------------
