@@ -73,6 +73,7 @@ from ._data_checks import DUPLICATE_DOC_MESSAGE as DUPLICATE_DOC_MESSAGE
 from ._data_checks import ERR_GRADE_MESSAGE as ERR_GRADE_MESSAGE
 from ._data_checks import NEGATIVE_RELEVANCE_MESSAGE as NEGATIVE_RELEVANCE_MESSAGE
 from ._data_checks import NO_GRADE_ABOVE_ZERO_MESSAGE as NO_GRADE_ABOVE_ZERO_MESSAGE
+from ._data_checks import NO_POSITIVE_GAIN_MESSAGE as NO_POSITIVE_GAIN_MESSAGE
 from ._data_checks import NO_RELEVANT_ABOVE_MESSAGE as NO_RELEVANT_ABOVE_MESSAGE
 from ._data_checks import NO_RELEVANT_MESSAGE as NO_RELEVANT_MESSAGE
 from ._data_checks import NULL_DOCS_MESSAGE as NULL_DOCS_MESSAGE
@@ -84,16 +85,19 @@ from ._inputs import NoRelevant as NoRelevant
 from ._inputs import Ties as Ties
 from .cascade import err, nerr
 from .first_relevant import hit_rate, reciprocal_rank, success
-from .gain import dcg, ndcg, rbp
+from .gain import dcg, ndcg, rbp, sdcg
 from .interpolated import eleven_point_average, iprec_at_recall
+from .normalized_gain import bin_g, g
 from .precision_recall import average_precision, f1, precision, recall, rprec
 
 __all__ = [
     "average_precision",
+    "bin_g",
     "dcg",
     "eleven_point_average",
     "err",
     "f1",
+    "g",
     "hit_rate",
     "iprec_at_recall",
     "ndcg",
@@ -103,5 +107,6 @@ __all__ = [
     "recall",
     "reciprocal_rank",
     "rprec",
+    "sdcg",
     "success",
 ]
