@@ -267,7 +267,8 @@ def _check_scale(min_rel: object, max_rel: object) -> tuple[float, float]:
         if not _spec._is_real(value):
             msg = f"{option.name} must be a float, got {value!r}."
             raise TypeError(msg)
-        refusal = "it is not a number" if math.isnan(value) else option.refusal(float(value))
+        # evaluate's parser reads no nan or inf in a measure name ("it is not a decimal number")
+        refusal = option.refusal(float(value)) if math.isfinite(value) else "it is not a finite number"
         if refusal is not None:
             msg = f"option {option.name}={value!r} is refused: {refusal}."
             raise ValueError(msg)
