@@ -14,10 +14,11 @@ Oracles, the judgments being the group's own rows:
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +147,7 @@ def sdcg_of(scaled_gains: Sequence[float], k: int) -> float:
     return dcg / math.fsum(1 / math.log2(p + 1) for p in range(1, k + 1))
 
 
-def bin_g_of(flags: Sequence[int]) -> float:
+def bin_g_of(flags: Sequence[float]) -> float:
     """The sum over the relevant rows of 1 / log2(2 + the non-relevant rows above), over R."""
     total, nonrelevant_above = 0.0, 0
     for flag in flags:
@@ -188,21 +189,18 @@ def reference_value(
     if measure == "sdcg":
         low, high = options["min_rel"], options["max_rel"]
         values = [scaled(gain_of(r, options["gain"]), low, high) for r in relevance]
-
-        def measure_of(sequence: Sequence[float]) -> float:
-            return sdcg_of(sequence, options["k"])
-
+        measure_of: Callable[[Sequence[float]], float] = functools.partial(sdcg_of, k=options["k"])
     elif measure == "bin_g":
         values = [1.0 if r > options["threshold"] else 0.0 for r in relevance]
         if not any(values):
             return None  # no_relevant=None
-        measure_of = bin_g_of  # type: ignore[assignment]  # reads 0.0 / 1.0 flags
+        measure_of = bin_g_of
     else:
         values = [gain_of(r, options["gain"]) for r in relevance]
         if not any(v > 0 for v in values):
             return None
         measure_of = g_of
-    if ties in ("optimistic", "pessimistic") and measure != "g" or ties == "average":
+    if (ties in ("optimistic", "pessimistic") and measure != "g") or ties == "average":
         outcomes = [measure_of(sequence) for sequence in reference.tied_sequences(values, score)]
         if ties == "average":
             return math.fsum(outcomes) / len(outcomes)
