@@ -4,11 +4,13 @@
     python benchmarks/exprs_row.py --queries 10000 --repeats 1   # a smoke run
     python benchmarks/exprs_row.py --shapes 200000x10,100000x100 --shuffle --core   # issue 21's target 4
     python benchmarks/exprs_row.py --shapes 200000x10 --shuffle --measures err@10,rbp@10,rprec,f1@10
+    python benchmarks/exprs_row.py --shapes 200000x10 --shuffle --tied --measures "sdcg(max_rel=4)@10,g,bin_g"
 
 Method
 - Data as in run.py's "100k x 100" shape (numpy seed 0): query int64 grouped and ascending, relevance int8
   in 0..4, score float64 uniform in [0, 1).  `--shapes QxD,...` runs several shapes in turn; `--shuffle`
-  shuffles the rows (numpy seed 1), so a query's rows are scattered.
+  shuffles the rows (numpy seed 1), so a query's rows are scattered; `--tied` gives every row the score 0.5,
+  so that each query is one tie block (ties="average" then takes the tie-averaged path in every group).
 - The results of both are checked equal (to 1e-12) before timing.
 - Each repeat runs every contender once, alternating; the median wall time is reported, with the process
   CPU time (user + sys) of the same call, since the machine is shared and wall time is noisy under load.
@@ -19,8 +21,8 @@ Method
   default fails on Polars 2); its order for tied scores is our ties="reverse".
 - `--core` times only the namespace call and the bare expression (the ratio issue 21 asks for).
 - `--measures NAME,...` times other measures instead, core only: each expression against `evaluate` of its
-  name (the measures without a method of their own), with `ties="reverse"` for err, nerr, iprec and 11pt_avg,
-  which refuse the default "average" (the scores are untied floats: every mode gives the same order).
+  name (the measures without a method of their own), with `ties="reverse"` for err, nerr, iprec, 11pt_avg and
+  g, which refuse the default "average" (the scores are untied floats: every mode gives the same order).
 - `uptime` is printed before and after each shape: other processes on the machine slow every contender.
 """
 
@@ -41,14 +43,14 @@ import lodestar_polars  # noqa: F401  registers .rank_metrics
 from lodestar_polars import exprs
 
 
-def frame(queries: int, docs: int, shuffle: bool) -> pl.DataFrame:
+def frame(queries: int, docs: int, shuffle: bool, tied: bool = False) -> pl.DataFrame:
     rng = np.random.default_rng(0)
     rows = queries * docs
     df = pl.DataFrame(
         {
             "query": np.repeat(np.arange(queries, dtype=np.int64), docs),
             "relevance": rng.integers(0, 5, rows).astype(np.int8),
-            "score": rng.random(rows),
+            "score": np.full(rows, 0.5) if tied else rng.random(rows),
         }
     )
     return df[np.random.default_rng(1).permutation(rows)] if shuffle else df
@@ -81,6 +83,9 @@ OTHER_MEASURES: dict[str, tuple[Callable[[], pl.Expr], str]] = {
     "iprec@0.5": (lambda: exprs.iprec_at_recall(level=0.5, ties="reverse"), "reverse"),
     "11pt_avg": (lambda: exprs.eleven_point_average(ties="reverse"), "reverse"),
     "p@10": (lambda: exprs.precision(k=10).alias("p@10"), "average"),
+    "sdcg(max_rel=4)@10": (lambda: exprs.sdcg(k=10, max_rel=4), "average"),
+    "g": (lambda: exprs.g(ties="reverse"), "reverse"),
+    "bin_g": (lambda: exprs.bin_g(), "average"),
 }
 
 
@@ -127,8 +132,8 @@ def contenders_for(df: pl.DataFrame, core: bool) -> dict[str, Callable[[], objec
 
 def run_shape(queries: int, docs: int, arguments: argparse.Namespace) -> None:
     print("\nuptime before:", load())
-    df = frame(queries, docs, arguments.shuffle)
-    order = "shuffled" if arguments.shuffle else "grouped"
+    df = frame(queries, docs, arguments.shuffle, arguments.tied)
+    order = ("shuffled" if arguments.shuffle else "grouped") + (", every score tied" if arguments.tied else "")
     print(f"{df.height:,} rows, {queries:,} queries x {docs} documents, {order}; polars {pl.__version__}")
 
     if arguments.measures:
@@ -168,6 +173,7 @@ def main() -> None:
     parser.add_argument("--shapes", type=lambda text: [shape(s) for s in text.split(",")], default=None)
     parser.add_argument("--shuffle", action="store_true")
     parser.add_argument("--core", action="store_true")
+    parser.add_argument("--tied", action="store_true", help="every score 0.5: each query one tie block")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
         "--measures", type=lambda text: text.split(","), default=None, help=f"of {', '.join(OTHER_MEASURES)}"

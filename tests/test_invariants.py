@@ -215,12 +215,12 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("rbp", None, "rbp"),
     MeasureKind("rbp_resid", None, None, between_bounds=False),
     MeasureKind("rprec_mult", None, None),
-    MeasureKind("bin_g", None, None),
+    MeasureKind("bin_g", None, "bin_g"),
     MeasureKind("11pt_avg", None, "eleven_point_average"),
-    MeasureKind("g", None, None, between_bounds=False),
+    MeasureKind("g", None, "g", between_bounds=False),
     MeasureKind("ndcg_rel", None, None),
     MeasureKind("rndcg", None, None),
-    MeasureKind("sdcg", None, None),
+    MeasureKind("sdcg", None, "sdcg"),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -1205,7 +1205,8 @@ def test_exprs_equal_the_namespace(case: Case, engine: Engine) -> None:
             options["k"] = m.cutoff
         if "level" in taken:
             options["level"] = m.parameter
-        assert m.kind.parameter in ("cutoff", "recall_level", "none") and set(dict(m.options)) <= set(taken), m
+        assert m.kind.parameter in ("cutoff", "required_cutoff", "recall_level", "none"), m
+        assert set(dict(m.options)) <= set(taken), m
         assert {"doc", "ties"} <= set(options), options
         aggregations.append(expression(**options).alias(m.name))
     got = aggregate(case.run, engine, list(case.query), aggregations)

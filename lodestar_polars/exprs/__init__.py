@@ -11,10 +11,11 @@ tied rows).
 
 Which measures are expressions
 - `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision`, `success` (also as `hit_rate`,
-  ranx's name), `rprec`, `f1`, `err`, `nerr`, `rbp`, `iprec_at_recall` and `eleven_point_average`: each is a
-  function of the group's own rows.  Recall, average precision, R-precision, F1 and the interpolated
-  precisions divide by R, the group's relevant rows, nERR by the ERR of the group's
-  grades sorted, and RBP brings the gains into [0, 1] by the group's greatest: in-frame relevance only.  An
+  ranx's name), `rprec`, `f1`, `err`, `nerr`, `rbp`, `iprec_at_recall`, `eleven_point_average`, `sdcg`, `g` and
+  `bin_g`: each is a function of the group's own rows.  Recall, average precision, R-precision, F1, binG and the
+  interpolated precisions divide by R, the group's relevant rows, nERR by the ERR of the group's grades sorted,
+  G by the group's positive gains (its ideal: the group's gains sorted), and RBP brings the gains into [0, 1] by
+  the group's greatest: in-frame relevance only.  An
   expression sees no judgments outside the frame, so a relevant document the run did not retrieve does not
   count (`qrels=` on the namespace counts it, as trec_eval does).
 - Not expressions: the measures that need judgments outside the frame or unjudged rows (num_rel, bpref and
@@ -23,24 +24,28 @@ Which measures are expressions
   here; the set measures, which on the frame's rows alone are `precision()` (set_P) or 1 (set_recall); the
   geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one (the per-group value is
   AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are `pl.len()` and a
-  sum in plain Polars.  The other in-frame measures (G, binG, rbp_resid, sDCG, utility) could be expressions
-  but are not written yet: use `evaluate`.
+  sum in plain Polars.  The other in-frame measures (rbp_resid, utility) could be expressions but are not
+  written yet: use `evaluate`.
 - The measure layer (`measures/`) is not reused: its terms are written against the plan's row columns
   (positions, relevant-before counts, sums per tie block from a group-by on (query, score)), which do not
   exist inside an aggregation.  Two helpers carry the shared work here instead: `_positional_sum`
   (`_positional.py`) for a measure linear in per-position weights (DCG: the discounts; hits@k: 1 within k) and
   `_expected_at_first_relevant` (`first_relevant.py`) for the measures of the first relevant row (reciprocal
-  rank, success).  RBP is `_positional_sum` with the weights p**(position - 1), F1 a function of hits@k;
+  rank, success).  RBP is `_positional_sum` with the weights p**(position - 1), SDCG with the discounts over
+  the scaled gains, F1 a function of hits@k;
   R-precision cuts at the group's R (`_hits_within_relevant_total`); ERR runs its cascade on the list of
   stopping probabilities in ranked order (`_cascade`), which has no exact tie expectation here (refused, as in
-  the namespace), nor have the interpolated precisions (`_interpolated_precisions`, the greatest of ratios).
+  the namespace), nor have the interpolated precisions (`_interpolated_precisions`, the greatest of ratios) and
+  G (`_g_sum`, a ratio inside a logarithm); binG runs on the relevant flags in ranked order (`_bin_g_sum`), its
+  tie expectation a sum over each block's first positions (`_block_averaged_bin_g`).
 
 Where the code is
-- `gain.py`: ndcg, dcg, rbp; `first_relevant.py`: reciprocal_rank, success (hit_rate); `precision_recall.py`:
-  precision, recall, f1, rprec, average_precision; `cascade.py`: err, nerr; `interpolated.py`:
-  iprec_at_recall, eleven_point_average.
-- Shared: `_inputs.py` (the arguments checked into `_Inputs`), `_positional.py` (ranked order, positional and
-  tie-block-averaged sums), `_data_checks.py` (the data checks, their messages, `_finish`).
+- `gain.py`: ndcg, dcg, rbp, sdcg; `first_relevant.py`: reciprocal_rank, success (hit_rate);
+  `precision_recall.py`: precision, recall, f1, rprec, average_precision; `cascade.py`: err, nerr;
+  `interpolated.py`: iprec_at_recall, eleven_point_average; `normalized_gain.py`: g, bin_g.
+- Shared: `_inputs.py` (the arguments checked into `_Inputs`, the refusal of ties="average"), `_positional.py`
+  (ranked order, positional and tie-block-averaged sums), `_data_checks.py` (the data checks, their messages,
+  `_finish`).
 
 How the per-group value is computed
 - Polars evaluates an expression inside an aggregation group by group when it is not elementwise (a rank, a
@@ -73,6 +78,7 @@ from ._data_checks import DUPLICATE_DOC_MESSAGE as DUPLICATE_DOC_MESSAGE
 from ._data_checks import ERR_GRADE_MESSAGE as ERR_GRADE_MESSAGE
 from ._data_checks import NEGATIVE_RELEVANCE_MESSAGE as NEGATIVE_RELEVANCE_MESSAGE
 from ._data_checks import NO_GRADE_ABOVE_ZERO_MESSAGE as NO_GRADE_ABOVE_ZERO_MESSAGE
+from ._data_checks import NO_POSITIVE_GAIN_MESSAGE as NO_POSITIVE_GAIN_MESSAGE
 from ._data_checks import NO_RELEVANT_ABOVE_MESSAGE as NO_RELEVANT_ABOVE_MESSAGE
 from ._data_checks import NO_RELEVANT_MESSAGE as NO_RELEVANT_MESSAGE
 from ._data_checks import NULL_DOCS_MESSAGE as NULL_DOCS_MESSAGE
@@ -84,16 +90,19 @@ from ._inputs import NoRelevant as NoRelevant
 from ._inputs import Ties as Ties
 from .cascade import err, nerr
 from .first_relevant import hit_rate, reciprocal_rank, success
-from .gain import dcg, ndcg, rbp
+from .gain import dcg, ndcg, rbp, sdcg
 from .interpolated import eleven_point_average, iprec_at_recall
+from .normalized_gain import bin_g, g
 from .precision_recall import average_precision, f1, precision, recall, rprec
 
 __all__ = [
     "average_precision",
+    "bin_g",
     "dcg",
     "eleven_point_average",
     "err",
     "f1",
+    "g",
     "hit_rate",
     "iprec_at_recall",
     "ndcg",
@@ -103,5 +112,6 @@ __all__ = [
     "recall",
     "reciprocal_rank",
     "rprec",
+    "sdcg",
     "success",
 ]

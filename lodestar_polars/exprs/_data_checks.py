@@ -33,6 +33,9 @@ NO_GRADE_ABOVE_ZERO_MESSAGE = (
     "a group has no document of grade above 0 (ideal ERR is 0), and {total} group(s) in all; "
     "pass no_relevant=0.0, 1.0 or None to score them."
 )
+NO_POSITIVE_GAIN_MESSAGE = (
+    "a group has no positive gain, and {total} group(s) in all; pass no_relevant=0.0, 1.0 or None to score them."
+)
 ERR_GRADE_MESSAGE = (
     f"relevance {{value}} is outside ERR's grades 0..{ERR_MAX_GRADE}: its stopping probability "
     f"(2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1)"

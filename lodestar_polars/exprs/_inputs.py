@@ -84,8 +84,14 @@ def _inputs(
         doc_name=doc_name,
         k=_check_cutoff(metric, k),
         ties=_check_ties(ties, doc_expr),
-        gain=_spec._check_gain(gain, allow_negative=metric not in ("ndcg", "rbp")),
+        gain=_spec._check_gain(gain, allow_negative=metric not in ("ndcg", "rbp", "g")),
     )
+
+
+def _refuse_average(kind: str, i: _Inputs) -> None:
+    """The namespace's refusal of ties="average" for a measure with no exact expectation over tied orders."""
+    if i.ties == "average":
+        _spec._refuse_average(_spec.measures_of(kind, kind, i.k))
 
 
 def _gain(i: _Inputs) -> pl.Expr:

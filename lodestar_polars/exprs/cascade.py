@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from .. import _spec
 from ..measures._base import ERR_MAX_GRADE, stopping_probability
 from ._data_checks import (
     _IN_GROUPS,
@@ -17,14 +16,8 @@ from ._data_checks import (
     _no_relevant_finish,
     _value_message,
 )
-from ._inputs import Column, NoRelevant, Ties, _column_name, _gain, _Inputs, _inputs
+from ._inputs import Column, NoRelevant, Ties, _column_name, _gain, _Inputs, _inputs, _refuse_average
 from ._positional import _in_ranked_order
-
-
-def _refuse_average(kind: str, i: _Inputs) -> None:
-    """The namespace's refusal of ties="average" for a measure with no exact expectation over tied orders."""
-    if i.ties == "average":
-        _spec._refuse_average(_spec.measures_of(kind, kind, i.k))
 
 
 def _err_inputs(metric: str, relevance: object, score: object, doc: object, k: object, ties: object) -> _Inputs:

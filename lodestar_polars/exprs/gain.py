@@ -1,4 +1,4 @@
-"""The measures of graded gains summed with per-position weights: NDCG and DCG (the discounts
+"""The measures of graded gains summed with per-position weights: NDCG, DCG and SDCG (the discounts
 1 / log_b(position + 1)) and RBP (the weights p**(position - 1))."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import polars as pl
 
 from .. import _spec
 from ..measures import rbp as _rbp
+from ..measures import sdcg as _sdcg
 from ..measures._base import options_suffix
 from ._data_checks import NO_RELEVANT_MESSAGE, _checks, _finish
 from ._inputs import (
@@ -251,3 +252,90 @@ def rbp(
     options = options_suffix([("p", persistence)] if persistence != _rbp.DEFAULT_PERSISTENCE else [])
     name = _column_name(f"rbp{options}", i.k)
     return _finish(i, name, (1.0 - persistence) * total, _checks("rbp", i, gain_expr))
+
+
+def _check_scale(min_rel: object, max_rel: object) -> tuple[float, float]:
+    """SDCG's min_rel and max_rel, refused as `evaluate` refuses them in a measure name."""
+    if max_rel is None:
+        msg = (
+            "exprs.sdcg needs max_rel, the greatest relevance level, gain 1 at or above it (ir_measures requires "
+            f"it too): write exprs.sdcg(k=10, max_rel={_sdcg.EXAMPLE_MAX_REL:g})."
+        )
+        raise ValueError(msg)
+    values: dict[str, float] = {}
+    for option, value in zip(_sdcg.OPTIONS, (min_rel, max_rel), strict=True):
+        if not _spec._is_real(value):
+            msg = f"{option.name} must be a float, got {value!r}."
+            raise TypeError(msg)
+        # evaluate's parser reads no nan or inf in a measure name ("it is not a decimal number")
+        refusal = option.refusal(float(value)) if math.isfinite(value) else "it is not a finite number"
+        if refusal is not None:
+            msg = f"option {option.name}={value!r} is refused: {refusal}."
+            raise ValueError(msg)
+        values[option.name] = float(value)
+    _sdcg.with_options(values)  # max_rel above min_rel, with the namespace's message
+    return values["min_rel"], values["max_rel"]
+
+
+def sdcg(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int,
+    max_rel: float,
+    min_rel: float = _sdcg.DEFAULT_MIN_REL,
+    ties: Ties = "average",
+    gain: Gain = "linear",
+    doc: Column | None = None,
+) -> pl.Expr:
+    """SDCG@k of each group, as ir_measures' SDCG(max_rel=...)@k (cwl_eval) and `evaluate`'s
+    `sdcg(max_rel=...)@k`: the DCG@k of the scaled gains g' = (min(max(g, min_rel), max_rel) - min_rel) /
+    (max_rel - min_rel), divided by the DCG@k of k rows of gain 1, whatever the group's length.
+
+    Parameters
+    ----------
+    relevance, score, doc
+        As for `ndcg`.
+    k
+        The cut-off, required (the normaliser is the DCG of k positions).
+    max_rel
+        The greatest relevance level, gain 1 at or above it; required, as in ir_measures.
+    min_rel
+        The least relevance level, gain 0 at or below it (default 0; not negative).
+    ties
+        As for `ndcg`; "average" gives the exact expectation over every order of the tied rows.
+    gain
+        As for `ndcg`, applied before the scaling (min_rel and max_rel then bound the mapped gain).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named as `evaluate` names the measure: `sdcg(max_rel=4)@10`, with another min_rel
+        `sdcg(min_rel=1,max_rel=4)@10`; one value per group (0 for a group without gain above min_rel).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1], "relevance": [2, 0, 4], "score": [3, 2, 1]})
+    >>> df.group_by("query").agg(exprs.sdcg(k=2, max_rel=4))  # (2/4 x 1 + 0) / (1 + 1/log2(3))
+    shape: (1, 2)
+    ┌───────┬───────────────────┐
+    │ query ┆ sdcg(max_rel=4)@2 │
+    │ ---   ┆ ---               │
+    │ i64   ┆ f64               │
+    ╞═══════╪═══════════════════╡
+    │ 1     ┆ 0.306574          │
+    └───────┴───────────────────┘
+    """
+    i = _inputs("sdcg", relevance, score, doc, k, ties, gain)
+    if i.k is None:
+        msg = "exprs.sdcg takes a cut-off k (e.g. k=10), none given: its normaliser is the DCG of k positions."
+        raise ValueError(msg)
+    low, high = _check_scale(min_rel, max_rel)
+    gain_expr = _gain(i)
+    scaled = _sdcg.scaled_gain(low, high, gain_expr)
+    value = _positional_sum(i, gain_expr, scaled, _discount_weight(2.0)) / _sdcg.ideal_weight(i.k)
+    options = [("min_rel", low)] if low != _sdcg.DEFAULT_MIN_REL else []
+    name = _column_name(f"sdcg{options_suffix([*options, ('max_rel', high)])}", i.k)
+    return _finish(i, name, value, _checks("sdcg", i, gain_expr))

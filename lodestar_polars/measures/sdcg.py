@@ -129,9 +129,10 @@ def ideal_weight(cutoff: int) -> float:
     return ideal_weight(_SUMMED_POSITIONS) + _weight_sum_beyond(_SUMMED_POSITIONS + 1, cutoff)
 
 
-def scaled_gain(min_rel: float, max_rel: float) -> pl.Expr:
-    """g': the gain of the call clipped to [min_rel, max_rel] and brought into [0, 1]."""
-    return (pl.col(GAIN).clip(min_rel, max_rel) - min_rel) / (max_rel - min_rel)
+def scaled_gain(min_rel: float, max_rel: float, gain: pl.Expr | None = None) -> pl.Expr:
+    """g': the gain of the call (the plan's gain column, or `gain`) clipped to [min_rel, max_rel] and brought into
+    [0, 1]."""
+    return ((pl.col(GAIN) if gain is None else gain).clip(min_rel, max_rel) - min_rel) / (max_rel - min_rel)
 
 
 def _sum_column(min_rel: float, max_rel: float, cutoff: int | None) -> str:
