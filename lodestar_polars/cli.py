@@ -744,19 +744,20 @@ def _bogus_ranking_values(requested: Mapping[str, tuple[float, ...] | str | None
     return values
 
 
-_GAIN_PAIR = re.compile(r"([0-9]+)=([0-9]*\.?[0-9]+|[0-9]+\.)")
+_GAIN_PAIR = re.compile(r"([0-9]+)=([+-]?(?:[0-9]*\.?[0-9]+|[0-9]+\.))")
 
 
 def _trec_gain_pairs(name: str, parameters: str) -> dict[int, float]:
-    """trec_eval's gain pairs (``ndcg.1=3,2=9,4=4.5``): relevance level -> gain, levels >= 0, gains >= 0."""
+    """trec_eval's gain pairs (``ndcg.1=3,2=-1,4=4.5``): relevance level -> gain, levels >= 0, gains any decimal
+    number, negative and 0 included (trec_eval: "Gains are allowed to be 0 or negative, and relevance level 0
+    can be given a gain")."""
     pairs: dict[int, float] = {}
     for pair in parameters.split(","):
         match = _GAIN_PAIR.fullmatch(pair.strip())
         if match is None:
             msg = (
-                f"measure '{name}.{parameters}': gain pairs are level=gain, a level >= 0 and a gain >= 0, separated "
-                f"by commas (e.g. '{name}.1=3,2=9'), got {pair!r} (trec_eval takes negative gains too; the "
-                "package's ndcg, G, ndcg_rel and Rndcg do not)."
+                f"measure '{name}.{parameters}': gain pairs are level=gain, a level >= 0 and a gain (a decimal "
+                f"number, negative or 0 allowed), separated by commas (e.g. '{name}.1=3,2=-1'), got {pair!r}."
             )
             raise UsageError(msg)
         pairs[int(match.group(1))] = float(match.group(2))

@@ -105,6 +105,15 @@ PARAMETERS = [
     # gains of 0: Rndcg is 0 / 0 (-nan) for a query with relevant documents none of which has a positive gain
     ["-m", "Rndcg.1=0,2=0", "-m", "ndcg.1=0", "-m", "G.0=2,3=0", "-m", "ndcg_rel.1=0,2=0,3=0", "-m", "P.5"],
     ["-m", "Rndcg.0=5,1=0,2=0,3=0", "-m", "ndcg.2=0,3=0", "-m", "ndcg_cut.5"],
+    # negative gains (trec_eval: "Gains are allowed to be 0 or negative"): the DCG sums them where retrieved, the
+    # ideal stops at the first gain <= 0; ndcg_rel floors a negative sum at 0, Rndcg and G do not
+    ["-m", "ndcg.1=3,2=-1", "-m", "G.1=3,2=-1", "-m", "ndcg_rel.1=3,2=-1", "-m", "Rndcg.1=3,2=-1"],
+    ["-m", "ndcg.0=-2,3=-4", "-m", "G.0=-2,3=-4", "-m", "ndcg_rel.0=-2,3=-4", "-m", "Rndcg.0=-2,3=-4"],
+    ["-m", "ndcg.0=-1,1=-3,2=-2,3=-1.5", "-m", "G.0=-1,1=-3,2=-2,3=-1.5", "-m", "Rndcg.0=-1,1=-3,2=-2,3=-1.5"],
+    ["-m", "ndcg_rel.0=-1,1=-3,2=-2,3=-1.5", "-m", "P.5"],
+    # gains <= 0 less than 1 apart (trec_eval's comparator calls them equal): they end the ideal list either way
+    ["-m", "ndcg.0=-0.5,1=0,3=7", "-m", "G.0=-0.5,1=0,3=7", "-m", "ndcg_rel.1=-0.25", "-m", "Rndcg.0=-0.5,1=0"],
+    ["-m", "ndcg.0=+2,1=-7,2=4.5", "-m", "Rndcg.0=2,1=-7,2=4.5", "-m", "G.0=2,1=-7.,2=4.5", "-m", "ndcg_cut.3"],
 ]
 
 
