@@ -872,12 +872,20 @@ TrecRequested = Mapping[str, tuple[float, ...] | str | None]
 def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
     """Cut-offs as trec_eval reads them, with C's atol: the integer each item starts with ("23.4" is 23)."""
     leading = [_LEADING_INTEGER.match(value) for value in parameters.split(",")]
+    # `ndcg_cut.0=-1,2=5`: trec_eval reads no gain pairs here, each item's leading integer is a cut-off
+    pairs = (
+        f" ({name} takes cut-offs, not gain pairs: trec_eval reads each item's leading integer as a cut-off and "
+        "takes the judged levels as gains; gain pairs go with ndcg, G, ndcg_rel and Rndcg, e.g. "
+        f"'ndcg.{parameters}')"
+        if "=" in parameters
+        else ""
+    )
     if not all(leading):
-        msg = f"measure '{name}.{parameters}': cut-offs must be integers (ASCII digits) separated by commas."
+        msg = f"measure '{name}.{parameters}': cut-offs must be integers (ASCII digits) separated by commas{pairs}."
         raise UsageError(msg)
     cutoffs = sorted(int(match.group(1)) for match in leading if match)
     if cutoffs[0] <= 0:
-        msg = f"measure '{name}.{parameters}': cut-offs must be positive."
+        msg = f"measure '{name}.{parameters}': cut-offs must be positive{pairs}."
         raise UsageError(msg)
     if len(set(cutoffs)) != len(cutoffs):
         msg = f"measure '{name}.{parameters}': duplicate cut-offs."
