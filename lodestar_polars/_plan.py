@@ -38,8 +38,8 @@ query of n rows:
    above in the deterministic tie modes, in one context) before the group-by.  Without judgments the ideal's
    come from the query's gains sorted inside those windows; with them they are joined on the position.
 5. Ideal DCG@k: the same sum over the positive gains with positions taken by descending gain (ties there
-   cannot matter, so the raw relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
-   document of the query, retrieved or not (trec_eval), shared by every `by` group.
+   cannot matter, so the raw relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and
+   R come from every judged document of the query, retrieved or not (trec_eval), shared by every `by` group.
 
 With judgments (qrels), each run row gets its judged level by a join on (query, doc); when every measure has
 a cut-off and the positions do not read the relevance, the join comes after the positions and takes only

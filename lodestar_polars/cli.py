@@ -776,8 +776,10 @@ def _trec_gain_mapping(name: str, parameters: str, greatest: int) -> dict[float,
     trec_eval sorts these gains with a comparator that truncates their difference to an integer: two gains
     less than 1 apart compare equal, and the order it then gives them (its C library's sort) sets the ideal
     ordering of ndcg, G, ndcg_rel and Rndcg (`-m ndcg.1=0.5` ranks level 0's gain 0 above 0.5 and scores every
-    query 0).  Such gains, where one of them is positive (non-positive gains end the ideal list whatever their
-    order), are refused rather than printed otherwise than trec_eval."""
+    query 0; `-m ndcg.1=0.4,0=-0.5` ranks -0.5 above 0.4, as typed, and scores every query 0, where
+    `-m ndcg.0=-0.5,1=0.4` does not).  Such gains, where one of them is positive, are refused rather than printed
+    otherwise than trec_eval; non-positive gains less than 1 apart (-0.5 and 0) are taken: they end the ideal
+    list whatever their order, and a positive gain at least 1 from every other compares exactly."""
     pairs = _trec_gain_pairs(name, parameters)
     mapping = {float(level): float(level) for level in range(greatest + 1)} | {
         float(level): gain for level, gain in pairs.items()

@@ -139,7 +139,7 @@ def orders_frame(gains: list[int], scores: list[float]) -> pl.DataFrame:
         ([3, 1, 1, 2, 1], [2.0, 1.0, 1.0, 1.0, 1.0]),
     ],
 )
-def test_tie_bounds_are_the_least_and_greatest_value_over_the_tied_orders(labels: list[int], scores: list[float]) -> None:
+def test_tie_bounds_are_the_least_and_greatest_over_the_tied_orders(labels: list[int], scores: list[float]) -> None:
     """ties='optimistic' / 'pessimistic' order each tie block most / least gainful first: with negative gains
     still the greatest / least value of ndcg, dcg and Rndcg over every order of the tied rows (their DCG sums
     are linear in the gains with weights decreasing with the position), and ties='average' (their exact
