@@ -59,7 +59,8 @@ PARAMETERS: dict[str, str] = {
     "gain": (
         "gain : 'linear', 'exponential', mapping or sequence, default 'linear'\n"
         "    The gain of a relevance label: the label, 2 ** label - 1, a mapping label -> gain, or a sequence\n"
-        "    (LightGBM's label_gain: label i -> gain i).  NDCG refuses negative gains."
+        "    (LightGBM's label_gain: label i -> gain i).  A mapping may give negative gains (trec_eval's gain\n"
+        "    pairs): the DCG sums them, the ideal DCG takes the positive gains only; rbp refuses them."
     ),
     "weight": (
         "weight : str or Expr, optional\n"

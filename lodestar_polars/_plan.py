@@ -37,9 +37,9 @@ query of n rows:
    ordered by position (`Running`, the run's and the ideal order's prefixes, with the relevant rows ranked
    above in the deterministic tie modes, in one context) before the group-by.  Without judgments the ideal's
    come from the query's gains sorted inside those windows; with them they are joined on the position.
-5. Ideal DCG@k: the same sum with positions taken by descending gain (ties there cannot matter, so the raw
-   relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and R come from every judged
-   document of the query, retrieved or not (trec_eval), shared by every `by` group.
+5. Ideal DCG@k: the same sum over the positive gains with positions taken by descending gain (ties there
+   cannot matter, so the raw relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and
+   R come from every judged document of the query, retrieved or not (trec_eval), shared by every `by` group.
 
 With judgments (qrels), each run row gets its judged level by a join on (query, doc); when every measure has
 a cut-off and the positions do not read the relevance, the join comes after the positions and takes only
@@ -637,8 +637,11 @@ def _run_prefixes(spec: Spec, names: _Names) -> list[pl.Expr]:
 
 
 def _ideal_terms(spec: Spec) -> list[pl.Expr]:
+    """The ideal DCG@k: the gains by descending gain, a negative one (from a gain mapping, or a negative label
+    under linear or exponential gains) adding nothing: trec_eval's ideal stops at the first gain <= 0."""
+    gain = pl.col(GAIN).clip(lower_bound=0.0)
     return [
-        (pl.col(GAIN) * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff)).sum().alias(ideal_dcg(cutoff))
+        (gain * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff)).sum().alias(ideal_dcg(cutoff))
         for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)
     ]
 

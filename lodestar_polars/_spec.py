@@ -198,7 +198,17 @@ def check_single_cutoff(metric: str, k: object) -> None:
 _GAIN_KINDS_MESSAGE = "gain must be 'linear', 'exponential', a mapping label -> gain, or a sequence of gains"
 
 
-def _check_gain(gain: object, *, allow_negative: bool) -> GainName | tuple[tuple[float, float], ...]:
+def has_negative_gain(gain: GainName | tuple[tuple[float, float], ...]) -> bool:
+    """Whether a checked gain mapping gives a label a negative gain (the named gains give one to a negative
+    label only, which the measures reading an ideal order refuse or take as trec_eval does)."""
+    return not isinstance(gain, str) and any(value < 0 for _, value in gain)
+
+
+def _check_gain(
+    gain: object, *, allow_negative: bool, refusing: tuple[str, str] | None = None
+) -> GainName | tuple[tuple[float, float], ...]:
+    """The gain, checked and frozen.  `allow_negative` False: a negative gain in a mapping is refused, with
+    `refusing`'s (measure, reason) in the message when given."""
     if isinstance(gain, str):
         if gain not in GAINS:
             msg = f"{_GAIN_KINDS_MESSAGE}; got {gain!r}."
@@ -223,9 +233,10 @@ def _check_gain(gain: object, *, allow_negative: bool) -> GainName | tuple[tuple
                 msg = f"gain mapping {what} must be a finite number, got {number!r} (label {label!r})."
                 raise ValueError(msg)
         if float(value) < 0 and not allow_negative:
+            measure, reason = refusing or ("this measure", "it takes non-negative gains only")
             msg = (
-                f"gain mapping gives label {label!r} the negative gain {value!r}: NDCG is only bounded for "
-                "non-negative gains (dcg accepts them)."
+                f"gain mapping gives label {label!r} the negative gain {value!r}, which {measure} refuses ({reason}); "
+                "ndcg, dcg, g, ndcg_rel and rndcg take negative gains."
             )
             raise ValueError(msg)
         checked.append((float(label), float(value)))
@@ -493,7 +504,10 @@ def make_spec(
     if missing_queries not in _MISSING_QUERIES_BY_NAME:
         msg = f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}."
         raise ValueError(msg)
-    allow_negative_gain = all(REGISTRY[m.kind].negative_gains for m in measures)
+    refusing = next(
+        ((m.column, reason) for m in measures if (reason := REGISTRY[m.kind].refuses_negative_gains) is not None),
+        None,
+    )
     spec = Spec(
         measures=measures,
         by=by_keys,
@@ -503,7 +517,7 @@ def make_spec(
         score=score_column,
         weight=weight_column,
         ties=checked_ties,
-        gain=_check_gain(gain, allow_negative=allow_negative_gain),
+        gain=_check_gain(gain, allow_negative=refusing is None, refusing=refusing),
         no_relevant=_check_no_relevant(no_relevant),
         log_base=_check_log_base(log_base),
         threshold=_check_threshold(threshold),

@@ -744,19 +744,20 @@ def _bogus_ranking_values(requested: Mapping[str, tuple[float, ...] | str | None
     return values
 
 
-_GAIN_PAIR = re.compile(r"([0-9]+)=([0-9]*\.?[0-9]+|[0-9]+\.)")
+_GAIN_PAIR = re.compile(r"([0-9]+)=([+-]?(?:[0-9]*\.?[0-9]+|[0-9]+\.))")
 
 
 def _trec_gain_pairs(name: str, parameters: str) -> dict[int, float]:
-    """trec_eval's gain pairs (``ndcg.1=3,2=9,4=4.5``): relevance level -> gain, levels >= 0, gains >= 0."""
+    """trec_eval's gain pairs (``ndcg.1=3,2=-1,4=4.5``): relevance level -> gain, levels >= 0, gains any decimal
+    number, negative and 0 included (trec_eval: "Gains are allowed to be 0 or negative, and relevance level 0
+    can be given a gain")."""
     pairs: dict[int, float] = {}
     for pair in parameters.split(","):
         match = _GAIN_PAIR.fullmatch(pair.strip())
         if match is None:
             msg = (
-                f"measure '{name}.{parameters}': gain pairs are level=gain, a level >= 0 and a gain >= 0, separated "
-                f"by commas (e.g. '{name}.1=3,2=9'), got {pair!r} (trec_eval takes negative gains too; the "
-                "package's ndcg, G, ndcg_rel and Rndcg do not)."
+                f"measure '{name}.{parameters}': gain pairs are level=gain, a level >= 0 and a gain (a decimal "
+                f"number, negative or 0 allowed), separated by commas (e.g. '{name}.1=3,2=-1'), got {pair!r}."
             )
             raise UsageError(msg)
         pairs[int(match.group(1))] = float(match.group(2))
@@ -775,8 +776,10 @@ def _trec_gain_mapping(name: str, parameters: str, greatest: int) -> dict[float,
     trec_eval sorts these gains with a comparator that truncates their difference to an integer: two gains
     less than 1 apart compare equal, and the order it then gives them (its C library's sort) sets the ideal
     ordering of ndcg, G, ndcg_rel and Rndcg (`-m ndcg.1=0.5` ranks level 0's gain 0 above 0.5 and scores every
-    query 0).  Such gains, where one of them is positive (non-positive gains end the ideal list whatever their
-    order), are refused rather than printed otherwise than trec_eval."""
+    query 0; `-m ndcg.1=0.4,0=-0.5` ranks -0.5 above 0.4, as typed, and scores every query 0, where
+    `-m ndcg.0=-0.5,1=0.4` does not).  Such gains, where one of them is positive, are refused rather than printed
+    otherwise than trec_eval; non-positive gains less than 1 apart (-0.5 and 0) are taken: they end the ideal
+    list whatever their order, and a positive gain at least 1 from every other compares exactly."""
     pairs = _trec_gain_pairs(name, parameters)
     mapping = {float(level): float(level) for level in range(greatest + 1)} | {
         float(level): gain for level, gain in pairs.items()
@@ -871,12 +874,20 @@ TrecRequested = Mapping[str, tuple[float, ...] | str | None]
 def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
     """Cut-offs as trec_eval reads them, with C's atol: the integer each item starts with ("23.4" is 23)."""
     leading = [_LEADING_INTEGER.match(value) for value in parameters.split(",")]
+    # `ndcg_cut.0=-1,2=5`: trec_eval reads no gain pairs here, each item's leading integer is a cut-off
+    pairs = (
+        f" ({name} takes cut-offs, not gain pairs: trec_eval reads each item's leading integer as a cut-off and "
+        "takes the judged levels as gains; gain pairs go with ndcg, G, ndcg_rel and Rndcg, e.g. "
+        f"'ndcg.{parameters}')"
+        if "=" in parameters
+        else ""
+    )
     if not all(leading):
-        msg = f"measure '{name}.{parameters}': cut-offs must be integers (ASCII digits) separated by commas."
+        msg = f"measure '{name}.{parameters}': cut-offs must be integers (ASCII digits) separated by commas{pairs}."
         raise UsageError(msg)
     cutoffs = sorted(int(match.group(1)) for match in leading if match)
     if cutoffs[0] <= 0:
-        msg = f"measure '{name}.{parameters}': cut-offs must be positive."
+        msg = f"measure '{name}.{parameters}': cut-offs must be positive{pairs}."
         raise UsageError(msg)
     if len(set(cutoffs)) != len(cutoffs):
         msg = f"measure '{name}.{parameters}': duplicate cut-offs."

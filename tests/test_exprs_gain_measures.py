@@ -26,7 +26,7 @@ import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from polars.testing import assert_frame_equal
+from polars.testing import assert_frame_equal, assert_series_equal
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import exprs
@@ -327,11 +327,23 @@ def test_g_refuses_ties_average_with_the_namespaces_message() -> None:
     exprs.bin_g(ties="average")  # binG has its exact expectation
 
 
-def test_g_refuses_a_negative_gain_as_evaluate_does() -> None:
-    mapping = {0: 0.0, 1: -1.0, 2: 2.0}
-    with pytest.raises(ValueError, match=r"negative gain -1") as expression_error:
-        exprs.g(ties="input", gain=mapping)
-    assert str(expression_error.value) == namespace_error(["g"], ties="input", gain=mapping)
+def test_g_takes_a_negative_gain_as_evaluate_does() -> None:
+    """trec_eval's G takes negative gain pairs (tests/test_negative_gains.py and the binary test check the
+    namespace's G with them): the expression gives the namespace's values, under every tie mode G has, with a
+    tie block holding the negative gain."""
+    mapping = {0: 0.0, 1: -1.0, 2: 2.0, 3: 5.0}
+    frame = pl.DataFrame(
+        {
+            "query": [1, 1, 1, 1, 1, 2, 2, 2],
+            "doc": [1, 2, 3, 4, 5, 6, 7, 8],
+            "relevance": [1, 2, 0, 3, 1, 1, 2, 1],
+            "score": [3.0, 3.0, 2.0, 1.0, 1.0, 2.0, 2.0, 1.0],
+        }
+    )
+    for ties in ("doc", "input", "reverse", "optimistic", "pessimistic"):
+        expression = frame.group_by("query").agg(exprs.g(ties=ties, gain=mapping, doc="doc")).sort("query")
+        namespace = frame.rank_metrics.evaluate(["g"], ties=ties, gain=mapping, doc="doc").sort("query")
+        assert_series_equal(expression["g"], namespace["g"], check_exact=False, rtol=0, atol=1e-12)
     exprs.sdcg(k=5, max_rel=2, gain=mapping)  # sdcg clips it to min_rel, as evaluate does
 
 

@@ -380,27 +380,36 @@ GAIN_KINDS = "gain must be 'linear', 'exponential', a mapping label -> gain, or 
         ({"0": 0.0}, ValueError, "gain mapping label must be a finite number, got '0' (label '0')."),
         ({0: 0.0, 1: float("nan")}, ValueError, "gain mapping gain must be a finite number, got nan (label 1)."),
         ({}, ValueError, "gain mapping is empty."),
-        (
-            {0: 0.0, 1: -1.0, 2: 3.0},
-            ValueError,
-            "gain mapping gives label 1 the negative gain -1.0: NDCG is only bounded for non-negative gains "
-            "(dcg accepts them).",
-        ),
-        (
-            [0.0, -0.5, 3.0],
-            ValueError,
-            "gain mapping gives label 1 the negative gain -0.5: NDCG is only bounded for non-negative gains "
-            "(dcg accepts them).",
-        ),
     ],
 )
 @pytest.mark.parametrize("method", ["ndcg", "ndcg_mean", "dcg"])
 def test_bad_gains_are_refused(method: str, gain: object, error: type[Exception], text: str) -> None:
-    if method == "dcg" and "negative gain" in text:
-        return  # dcg accepts negative gains: test_dcg_accepts_negative_gains
     assert_raises_everywhere(SMALL, method, error, text, gain=gain, **COLUMNS)
-    if "negative gain" in text:  # evaluate refuses them as soon as an ndcg is among the measures
-        assert_raises_everywhere(SMALL, "evaluate", error, text, ["dcg", "ndcg@1"], gain=gain, **COLUMNS)
+
+
+RBP_REFUSES = (
+    "which {rbp} refuses (it brings the gains into [0, 1] by the query's greatest gain, as trec_eval's rbp, and an "
+    "unjudged document has gain 0: a negative gain would weigh below it); ndcg, dcg, g, ndcg_rel and rndcg take "
+    "negative gains."
+)
+
+
+@pytest.mark.parametrize(
+    ("gain", "text"),
+    [
+        ({0: 0.0, 1: -1.0, 2: 3.0}, f"gain mapping gives label 1 the negative gain -1.0, {RBP_REFUSES}"),
+        ([0.0, -0.5, 3.0], f"gain mapping gives label 1 the negative gain -0.5, {RBP_REFUSES}"),
+    ],
+)
+def test_negative_gains_are_refused_by_rbp_only(gain: object, text: str) -> None:
+    """rbp refuses a negative gain, named with its label, as soon as it is among the measures; ndcg and dcg
+    (and g, ndcg_rel, rndcg: tests/test_negative_gains.py) take it."""
+    for rbp in ("rbp", "rbp(p=0.5)@2"):  # the measure named as the call names it
+        named = text.format(rbp=rbp)
+        assert_raises_everywhere(SMALL, "evaluate", ValueError, named, ["dcg", "ndcg@1", rbp], gain=gain, **COLUMNS)
+    for engine in ENGINES:
+        got = call(SMALL, engine, "evaluate", ["dcg", "ndcg@1"], gain=gain, **COLUMNS)
+        assert got.columns == ["q", "dcg", "ndcg@1"]
 
 
 def test_dcg_accepts_negative_gains() -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from .. import _spec
+from ..measures import REGISTRY
 
 Ties = _spec.Ties
 GainName = _spec.GainName
@@ -84,8 +85,16 @@ def _inputs(
         doc_name=doc_name,
         k=_check_cutoff(metric, k),
         ties=_check_ties(ties, doc_expr),
-        gain=_spec._check_gain(gain, allow_negative=metric not in ("ndcg", "rbp", "g")),
+        gain=_check_gain(metric, gain),
     )
+
+
+def _check_gain(metric: str, gain: object) -> GainName | tuple[tuple[float, float], ...]:
+    """The gain as the namespace checks it: a negative gain in a mapping is refused by the measures whose
+    registry entry refuses one (rbp), with its reason."""
+    definition = REGISTRY.get(metric)
+    reason = None if definition is None else definition.refuses_negative_gains
+    return _spec._check_gain(gain, allow_negative=reason is None, refusing=None if reason is None else (metric, reason))
 
 
 def _refuse_average(kind: str, i: _Inputs) -> None:

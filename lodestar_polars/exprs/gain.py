@@ -50,7 +50,10 @@ def _dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
 
 
 def _ideal_dcg(i: _Inputs, gain: pl.Expr) -> pl.Expr:
-    """The gains sorted descending (the k largest with a cut-off), times the discounts of positions 1, 2, ..."""
+    """The gains sorted descending (the k largest with a cut-off), times the discounts of positions 1, 2, ...;
+    a negative gain adds nothing (trec_eval's ideal stops at the first gain <= 0)."""
+    if _spec.has_negative_gain(i.gain):
+        gain = gain.clip(lower_bound=0.0)
     return _discounted_sum(gain.implode().list.sort(descending=True, nulls_last=True), i.cut, 2.0)
 
 
@@ -78,7 +81,9 @@ def ndcg(
         LightGBM), "doc" (doc id compared as text, descending: trec_eval), "optimistic", "pessimistic".
     gain
         "linear" (relevance), "exponential" (2**relevance - 1), a mapping label -> gain, or a sequence
-        (LightGBM's `label_gain`: index -> gain).
+        (LightGBM's `label_gain`: index -> gain).  A mapping may give negative gains, as trec_eval's gain
+        pairs: the DCG sums them where they are ranked, the ideal DCG takes the positive gains only, and
+        NDCG then lies in (-inf, 1].  Negative relevance stays refused (scikit-learn's `ndcg_score`).
     no_relevant
         NDCG of a group whose ideal DCG is 0: a float, None (null) or "error" (raise).
     doc
@@ -117,9 +122,13 @@ def ndcg(
     i = _inputs("ndcg", relevance, score, doc, k, ties, gain)
     checked_no_relevant = _check_no_relevant(no_relevant)
     gain_expr = _gain(i)
-    # gains are not negative: an ideal DCG of 0 has a DCG of 0, and only 0 / 0 is NaN (the ideal DCG is read
-    # once: Polars would compute it again for a second use)
-    ratio = _dcg(i, gain_expr, 2.0) / _ideal_dcg(i, gain_expr)
+    # non-negative gains: an ideal DCG of 0 has a DCG of 0, and only 0 / 0 is NaN (the ideal DCG is read once:
+    # Polars would compute it again for a second use); with a negative gain the DCG under an ideal of 0 can be
+    # negative, so that ideal is made NaN first
+    ideal = _ideal_dcg(i, gain_expr)
+    if _spec.has_negative_gain(i.gain):
+        ideal = ideal.replace(0.0, float("nan"))
+    ratio = _dcg(i, gain_expr, 2.0) / ideal
 
     def no_relevant_value(values: pl.Series) -> pl.Series:
         if checked_no_relevant != "error":

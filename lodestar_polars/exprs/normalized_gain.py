@@ -59,7 +59,8 @@ def g(
         or ascending gain: the latter is not always G's least value over the tied orders).  "average", the
         default as in the namespace, is refused with the namespace's message: G has no exact expectation there.
     gain
-        As for `ndcg`; a gain mapping must not give a negative gain.
+        As for `ndcg`; a mapping may give negative gains, as trec_eval's G takes them (the ideal holds the
+        positive ones).
     no_relevant
         G of a group without a positive gain: a float, None (null) or "error" (raise).
 

@@ -92,7 +92,8 @@ def term_name(name: str, cutoff: int | None) -> str:
 
 
 def ideal_dcg(cutoff: int | None) -> str:
-    """The per-query ideal DCG@k column (`Quantity.IDEAL_DCG`)."""
+    """The per-query ideal DCG@k column (`Quantity.IDEAL_DCG`): the positive gains sorted descending, each
+    times its position's discount (a gain <= 0 adds nothing: trec_eval's ideal stops at the first of them)."""
     return term_name("ideal", cutoff)
 
 
@@ -371,10 +372,12 @@ class Definition:
       several measures once); `derived(context, cutoff)`: per-query columns computed after the group-by;
       `value(context, k)`: the per-query finish, from those columns (k: the cut-off as given; the terms take
       `cut_at(k)`).
-    - `no_relevant`: set when the `no_relevant` option applies; `negative_gains`: whether a gain mapping may
-      give negative gains; `bounds`: every value lies in [low, high] (non-negative gains), read by the
-      invariant properties; `summary`: how evaluate_mean and `lodestar_polars.mean` form the summary over
-      queries (`Summary`).
+    - `no_relevant`: set when the `no_relevant` option applies; `refuses_negative_gains`: why a gain mapping
+      must not give it a negative gain (the mapping is then refused with that reason), None when it takes
+      them; `bounds`: every value lies in [low, high] when every gain is non-negative, and
+      `negative_gain_bounds` (None: `bounds`) when a gain may be negative, both read by the invariant
+      properties; `summary`: how evaluate_mean and `lodestar_polars.mean` form the summary over queries
+      (`Summary`).
     - `refuses_average`: why it has no exact expectation over tied orders (ties="average" is then refused
       with that reason when the method is called); None when it has one.
     - `refuses_bounds_with_judgments`: why ties="optimistic" / "pessimistic" are not its bounds with qrels=
@@ -405,7 +408,8 @@ class Definition:
     value: Callable[[Context, int | None], pl.Expr]
     bounds: tuple[float, float]
     no_relevant: NoRelevant | None = None
-    negative_gains: bool = True
+    refuses_negative_gains: str | None = None
+    negative_gain_bounds: tuple[float, float] | None = None
     summary: Summary = "mean"
     parameter: Parameter = "cutoff"
     at_level: Callable[[float], Definition] | None = None

@@ -1,5 +1,6 @@
 """DCG@k: sum over positions p <= k of gain(p) / log_b(p + 1) (Järvelin & Kekäläinen, 2002), with the gain
-mapping and log base of the call.
+mapping and log base of the call.  Gains may be negative (a mapping's, or a negative label's under linear
+gains: scikit-learn's dcg_score takes negative y_true); the DCG then has no lower bound.
 
 Ties: under ties="average", the exact expectation over the orders of each tie block, as scikit-learn's
 dcg_score: a block covering positions s+1..s+n adds (its mean gain) x (its summed discounts within k),
@@ -60,5 +61,6 @@ MEASURE = Definition(
     terms=terms,
     value=value,
     bounds=(0.0, float("inf")),
+    negative_gain_bounds=(-float("inf"), float("inf")),
     scaled_by_log_base=True,
 )

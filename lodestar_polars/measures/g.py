@@ -3,13 +3,20 @@ g(p) / log2(2 + C(p) - S(p)), divided by the sum of the positive gains of the qu
 of its judged documents, retrieved or not).  S(p) is the gain over positions 1..p; C(p) the cost of the ideal
 order over them, the sum of max(ideal gain, 1) over positions 1..p (an ideal gain past its positive gains is
 0), so that a row scores nearly 1 / log2(2) when the rows above it gained nearly as much as the ideal.  A query
-without positive gain scores `no_relevant` (trec_eval: 0).  Gains must not be negative.
+without positive gain scores `no_relevant` (trec_eval: 0).
+
+Negative gains (trec_eval's `-m G.1=3,2=-1`): S(p) sums them, the ideal (its cost and its normaliser) takes the
+positive gains only, as trec_eval's G.  G stays at or below 1 (C(p) >= S(p), so each row's share has the sign
+of its gain and is at most its gain, and the positive gains retrieved sum to at most the normaliser) and has no
+lower bound.
 
 Ties: each row's contribution depends on the gains ranked above it (a ratio inside a logarithm): no closed
 form for its expectation over a tie block's orders, so ties="average" is refused (ties="doc" is trec_eval's
 order).  The bounds order a tie block by gain, most or least gainful first, as for every gain measure; G's
-worst order is not always the least gainful first (a low gain early can raise the shares of the rows after
-it), so ties="pessimistic" is G in that order, not always its least value over the tie orders.
+best and worst orders are not always those (a low gain early can raise the shares of the rows after it: gains
+3, 1 ranked first, then a tie block of gains 2 and 3, score 0.8333 in the order 2, 3 and 0.8214 most gainful
+first), so ties="optimistic" / "pessimistic" are G in those orders, not always its greatest / least value over
+the tie orders, with or without negative gains.
 """
 
 from __future__ import annotations
@@ -64,10 +71,10 @@ MEASURE = Definition(
     terms=terms,
     value=value,
     bounds=(0.0, 1.0),
+    negative_gain_bounds=(-float("inf"), 1.0),
     no_relevant=NoRelevant(
         lambda context, cutoff: pl.col(POSITIVE_GAIN_TOTAL) == 0, lambda context: "no positive gain"
     ),
-    negative_gains=False,
     parameter="none",
     refuses_average="a row's share depends on the gains ranked above it inside a logarithm: no closed-form expectation",
 )

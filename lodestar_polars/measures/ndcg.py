@@ -1,9 +1,17 @@
 """NDCG@k: DCG@k / ideal DCG@k (`dcg`), the ideal from the query's own gains sorted descending, or with
 judgments from every judged document of the query, retrieved or not (trec_eval's ndcg_cut).  A query whose
-ideal DCG is 0 scores `no_relevant`.  Gains must not be negative (the ratio is then unbounded).
+ideal DCG is 0 scores `no_relevant`.
+
+Negative gains (a gain mapping's, as trec_eval's `-m ndcg.1=3,2=-1`; a negative label stays refused without
+judgments, as scikit-learn's ndcg_score refuses negative y_true): the DCG sums them where they are ranked, the
+ideal DCG takes the positive gains only (trec_eval's ideal stops at the first gain <= 0), so NDCG still lies at
+or below 1 but has no lower bound; a query without positive gain has an ideal DCG of 0 and scores
+`no_relevant`, whatever its DCG.
 
 Ties: under ties="average", the exact expectation over the orders of each tie block: the ideal DCG does not
 depend on the run's order, so the expectation is E[DCG@k] / ideal DCG@k, with E[DCG@k] as `dcg` takes it.
+The bounds order a tie block most / least gainful first, DCG's greatest / least value over its orders with any
+real gains (discounts decrease with the position).
 """
 
 from __future__ import annotations
@@ -58,7 +66,7 @@ MEASURE = Definition(
     terms=dcg.terms,
     value=value,
     bounds=(0.0, 1.0),
+    negative_gain_bounds=(-float("inf"), 1.0),
     no_relevant=NoRelevant(_no_relevant, _reason),
-    negative_gains=False,
     row_checks=row_checks,
 )

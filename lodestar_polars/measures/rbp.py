@@ -151,7 +151,10 @@ MEASURE = Definition(
     terms=lambda context, cutoff: terms_at(DEFAULT_PERSISTENCE, context, cutoff),
     value=lambda context, cutoff: value_at(DEFAULT_PERSISTENCE, context, cutoff),
     bounds=(0.0, 1.0),
-    negative_gains=False,
+    refuses_negative_gains=(
+        "it brings the gains into [0, 1] by the query's greatest gain, as trec_eval's rbp, and an unjudged document "
+        "has gain 0: a negative gain would weigh below it"
+    ),
     running=lambda context: running_at(DEFAULT_PERSISTENCE, context),
     options=(Option("p", DEFAULT_PERSISTENCE, "persistence", refused_persistence),),
     with_options=with_options,

@@ -3,11 +3,17 @@ value in the ideal order (the query's positive gains sorted descending; with jud
 documents, retrieved or not): the mean over them of DCG(1..b) / ideal DCG(1..b), and, when the list is at
 least two rows longer than the positive gains (trec_eval's implied last level), of DCG of the whole list /
 the whole ideal DCG.  A query with R = 0 (no relevant document above the threshold) or without positive gain
-scores `no_relevant` (trec_eval: 0; 0 / 0 for relevant documents of gain 0 only).  Gains must not be negative.
+scores `no_relevant` (trec_eval: 0; 0 / 0 for relevant documents of gain 0 only).
+
+Negative gains (trec_eval's `-m Rndcg.1=3,2=-1`): the DCG sums them where they are ranked, the ideal and its
+R-level points take the positive gains only (trec_eval's ideal stops at the first gain <= 0); each averaged
+ratio stays at or below 1, and Rndcg has no lower bound.
 
 Ties: DCG(1..b) summed over the points b is linear in the gains at the positions: a row at position p weighs
 its discount times the sum of 1 / ideal DCG(1..b) over the points b >= p, so under ties="average" the exact
-expectation as `dcg` takes it, a tie block adding its mean gain times its summed weights.
+expectation as `dcg` takes it, a tie block adding its mean gain times its summed weights.  Those weights
+decrease with the position, so the bounds (a tie block most / least gainful first) are its greatest / least
+value over the tied orders with any real gains.
 """
 
 from __future__ import annotations
@@ -78,7 +84,7 @@ MEASURE = Definition(
     terms=terms,
     value=value,
     bounds=(0.0, 1.0),
+    negative_gain_bounds=(-float("inf"), 1.0),
     no_relevant=NoRelevant(_no_relevant, _reason),
-    negative_gains=False,
     parameter="none",
 )
