@@ -104,13 +104,66 @@ def _block_positions(score: pl.Expr) -> dict[str, pl.Expr]:
     return {"a": score.rank("min", descending=True), "b": score.rank("max", descending=True)}
 
 
-def _block_averaged_sum(score: pl.Expr, value: pl.Expr, cut: int | None, weight: _Weight) -> pl.Expr:
-    """The expectation of sum(value * weight(position)) over the orders of the tied rows: each row adds
-    value * (W(b) - W(a - 1)) / (b - a + 1), a..b the positions of its tie block."""
-    fields = {**_block_positions(score), "v": value}
-    block_size = (_field("b") - _field("a") + 1).cast(pl.Float64)
-    block_weight = _block_weights(fields, "w", cut, weight)
-    return _let(fields, _field("v") * block_weight / block_size).list.sum()
+def _in_sorted_tied_groups(
+    i: _Inputs,
+    values: Mapping[str, pl.Expr],
+    tied_value: Callable[[dict[str, pl.Expr], Mapping[str, pl.Expr]], pl.Expr],
+) -> pl.Expr:
+    """As `_in_tied_groups`, on each tied group's rows sorted by descending score (one sort per tied group: a
+    rank costs several, and every quantity of a tie block is positional once its rows are together).
+
+    `tied_value(fields, values)` gets the fields of a `_let` over the sorted rows, holding "start" and "end"
+    (the first and the last row of each tie block, `is_first_distinct` / `is_last_distinct` of the sorted
+    score, which count -0.0 and 0.0 as one score as `n_unique` does), and `values`, each value over the sorted
+    rows; it may add fields (read once each) and returns the group's value written with `_field`.  The sum of
+    per-row terms runs in the sorted order, not the rows' order: the same value to rounding.
+    """
+    tied = i.score.implode().list.n_unique() < pl.len()
+    rows = pl.struct([i.score.alias("score"), *(value.alias(name) for name, value in values.items())]).implode()
+    element = pl.element().struct
+    score = element.field("score")
+    in_order = pl.when(tied).then(rows).list.eval(pl.element().sort_by(score, descending=True))
+    fields = {"start": score.is_first_distinct(), "end": score.is_last_distinct()}
+    body = tied_value(fields, {name: element.field(name) for name in values})
+    return in_order.list.eval(_let(fields, body).list.first()).list.first()
+
+
+def _at_block_start(value: pl.Expr) -> pl.Expr:
+    """Over sorted rows in a `_let` holding "start": `value` at the first row of each row's tie block."""
+    return pl.when(_field("start")).then(value).forward_fill()
+
+
+def _at_block_end(value: pl.Expr) -> pl.Expr:
+    """Over sorted rows in a `_let` holding "end": `value` at the last row of each row's tie block."""
+    return pl.when(_field("end")).then(value).backward_fill()
+
+
+def _block_averaged_sum(fields: dict[str, pl.Expr], value: pl.Expr, cut: int | None, weight: _Weight) -> pl.Expr:
+    """The expectation of sum(value * weight(position)) over the orders of the tied rows, inside
+    `_in_sorted_tied_groups`: each row adds value * (W(b) - W(a - 1)) / (b - a + 1), a..b the positions of its
+    tie block, W(p) the weights of positions 1..min(p, k) summed (a table lookup for a cut-off up to
+    `_TABLE_CUTOFF_LIMIT`, else the group's running sum of weights at a and b)."""
+    fields["v"], fields["position"] = value, pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+    a, b = _at_block_start(_field("position")), _at_block_end(_field("position"))
+    if cut is not None and cut <= _TABLE_CUTOFF_LIMIT:
+        k, table = cut, weight.cumulative(cut)
+
+        def cumulative(position: pl.Expr) -> pl.Expr:
+            clipped = pl.min_horizontal(position, pl.lit(k, pl.Int64))
+            return clipped.replace_strict(list(range(k + 1)), table, return_dtype=pl.Float64)
+
+        # the lookups on the position field, an elementwise column (on a filled one Polars would run them
+        # group by group)
+        position = _field("position")
+        block_weight = _at_block_end(cumulative(position)) - _at_block_start(cumulative(position - 1))
+    else:
+        per_position = weight.cut(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), cut)
+        fields["weight"], fields["cumulative"] = per_position, per_position.cum_sum()
+        # W(b) - W(a - 1) = W(b) - W(a) + weight(a)
+        c, w = _field("cumulative"), _field("weight")
+        block_weight = _at_block_end(c) - _at_block_start(c) + _at_block_start(w)
+    block_size = (b - a + 1).cast(pl.Float64)
+    return (_field("v") * block_weight / block_size).sum()
 
 
 def _in_tied_groups(i: _Inputs, values: Mapping[str, pl.Expr], tied_value: Callable[..., pl.Expr]) -> pl.Expr:
@@ -136,7 +189,7 @@ def _positional_sum(i: _Inputs, gain: pl.Expr, value: pl.Expr, weight: _Weight) 
     if i.ties != "average":
         return ordered
 
-    def averaged(score: pl.Expr, value: pl.Expr) -> pl.Expr:
-        return _block_averaged_sum(score, value, i.cut, weight)
+    def averaged(fields: dict[str, pl.Expr], values: Mapping[str, pl.Expr]) -> pl.Expr:
+        return _block_averaged_sum(fields, values["value"], i.cut, weight)
 
-    return pl.coalesce(_in_tied_groups(i, {"value": value}, averaged), ordered)
+    return pl.coalesce(_in_sorted_tied_groups(i, {"value": value}, averaged), ordered)
