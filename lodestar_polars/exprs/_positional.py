@@ -1,6 +1,8 @@
 """A group's values in ranked order, summed with per-position weights: `_positional_sum` for a measure linear in
 per-position weights (DCG: the discounts; hits@k: 1 within k), and under ties="average" its exact expectation over
-the orders of tied rows from each row's tie block (`_block_averaged_sum`, `_in_tied_groups`)."""
+the orders of tied rows from each row's tie block (`_block_averaged_sum`, over each tied group's rows sorted
+once by `_in_sorted_tied_groups`; `_in_tied_groups` and `_block_positions` give the blocks by ranks instead, for
+the measures not moved to the sorted rows: average precision and R-precision)."""
 
 from __future__ import annotations
 
