@@ -21,7 +21,14 @@ from ._inputs import (
     _inputs,
     _refuse_average,
 )
-from ._positional import _at_block_end, _at_block_start, _field, _in_ranked_order, _in_sorted_tied_groups
+from ._positional import (
+    _at_block_end,
+    _at_block_start,
+    _field,
+    _in_ranked_order,
+    _in_sorted_tied_groups,
+    _sorted_in_list,
+)
 
 LOG_2 = math.log(2.0)
 
@@ -166,7 +173,10 @@ def bin_g(
     """
     i, relevant, checks = _threshold_inputs("bin_g", relevance, score, doc, None, ties, threshold)
     finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
-    summed = _in_ranked_order(i, _gain(i), relevant).implode().list.eval(_bin_g_sum(pl.element())).list.first()
-    if i.ties == "average":
+    if i.ties != "average":
+        ranked = _in_ranked_order(i, _gain(i), relevant).implode()
+        summed = ranked.list.eval(_bin_g_sum(pl.element())).list.first()
+    else:
+        summed = _sorted_in_list(i, relevant).list.eval(_bin_g_sum(pl.element())).list.first()
         summed = pl.coalesce(_in_sorted_tied_groups(i, {"relevant": relevant}, _block_averaged_bin_g), summed)
     return _finish(i, "bin_g", summed / relevant.sum(), checks, finish)
