@@ -1,8 +1,7 @@
 """A group's values in ranked order, summed with per-position weights: `_positional_sum` for a measure linear in
 per-position weights (DCG: the discounts; hits@k: 1 within k), and under ties="average" its exact expectation over
-the orders of tied rows from each row's tie block (`_block_averaged_sum`, over each tied group's rows sorted
-once by `_in_sorted_tied_groups`; `_in_tied_groups` and `_block_positions` give the blocks by ranks instead, for
-the measures not moved to the sorted rows: average precision and R-precision)."""
+the orders of tied rows from each row's tie block (`_block_averaged_sum`, `_in_tied_groups`: the blocks by ranks;
+`_in_sorted_tied_groups`: over each tied group's rows sorted once, for binG)."""
 
 from __future__ import annotations
 
@@ -149,32 +148,14 @@ def _at_block_end(value: pl.Expr) -> pl.Expr:
     return pl.when(_field("end")).then(value).backward_fill()
 
 
-def _block_averaged_sum(fields: dict[str, pl.Expr], value: pl.Expr, cut: int | None, weight: _Weight) -> pl.Expr:
-    """The expectation of sum(value * weight(position)) over the orders of the tied rows, inside
-    `_in_sorted_tied_groups`: each row adds value * (W(b) - W(a - 1)) / (b - a + 1), a..b the positions of its
-    tie block, W(p) the weights of positions 1..min(p, k) summed (a table lookup for a cut-off up to
-    `_TABLE_CUTOFF_LIMIT`, else the group's running sum of weights at a and b)."""
-    fields["v"], fields["position"] = value, pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
-    a, b = _at_block_start(_field("position")), _at_block_end(_field("position"))
-    if cut is not None and cut <= _TABLE_CUTOFF_LIMIT:
-        k, table = cut, weight.cumulative(cut)
-
-        def cumulative(position: pl.Expr) -> pl.Expr:
-            clipped = pl.min_horizontal(position, pl.lit(k, pl.Int64))
-            return clipped.replace_strict(list(range(k + 1)), table, return_dtype=pl.Float64)
-
-        # the lookups on the position field, an elementwise column (on a filled one Polars would run them
-        # group by group)
-        position = _field("position")
-        block_weight = _at_block_end(cumulative(position)) - _at_block_start(cumulative(position - 1))
-    else:
-        per_position = weight.cut(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), cut)
-        fields["weight"], fields["cumulative"] = per_position, per_position.cum_sum()
-        # W(b) - W(a - 1) = W(b) - W(a) + weight(a)
-        c, w = _field("cumulative"), _field("weight")
-        block_weight = _at_block_end(c) - _at_block_start(c) + _at_block_start(w)
-    block_size = (b - a + 1).cast(pl.Float64)
-    return (_field("v") * block_weight / block_size).sum()
+def _block_averaged_sum(score: pl.Expr, value: pl.Expr, cut: int | None, weight: _Weight) -> pl.Expr:
+    """The expectation of sum(value * weight(position)) over the orders of the tied rows: each row adds
+    value * (W(b) - W(a - 1)) / (b - a + 1), a..b the positions of its tie block.  By ranks: on 100-row groups
+    the sorted rows of `_in_sorted_tied_groups` (positions, block flags, fills) measured ~10% slower."""
+    fields = {**_block_positions(score), "v": value}
+    block_size = (_field("b") - _field("a") + 1).cast(pl.Float64)
+    block_weight = _block_weights(fields, "w", cut, weight)
+    return _let(fields, _field("v") * block_weight / block_size).list.sum()
 
 
 def _in_tied_groups(i: _Inputs, values: Mapping[str, pl.Expr], tied_value: Callable[..., pl.Expr]) -> pl.Expr:
@@ -199,7 +180,7 @@ def _positional_sum(i: _Inputs, gain: pl.Expr, value: pl.Expr, weight: _Weight) 
         return _weighted_by_position(_in_ranked_order(i, gain, value).implode(), i.cut, weight.expression).list.sum()
     ordered = _weighted_by_position(_sorted_in_list(i, value), i.cut, weight.expression).list.sum()
 
-    def averaged(fields: dict[str, pl.Expr], values: Mapping[str, pl.Expr]) -> pl.Expr:
-        return _block_averaged_sum(fields, values["value"], i.cut, weight)
+    def averaged(score: pl.Expr, value: pl.Expr) -> pl.Expr:
+        return _block_averaged_sum(score, value, i.cut, weight)
 
-    return pl.coalesce(_in_sorted_tied_groups(i, {"value": value}, averaged), ordered)
+    return pl.coalesce(_in_tied_groups(i, {"value": value}, averaged), ordered)
