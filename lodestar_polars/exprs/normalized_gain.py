@@ -6,6 +6,7 @@ each tie block's first positions (`_block_averaged_bin_g`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -20,7 +21,14 @@ from ._inputs import (
     _inputs,
     _refuse_average,
 )
-from ._positional import _block_positions, _field, _in_ranked_order, _in_tied_groups, _let
+from ._positional import (
+    _at_block_end,
+    _at_block_start,
+    _field,
+    _in_ranked_order,
+    _in_sorted_tied_groups,
+    _sorted_in_list,
+)
 
 LOG_2 = math.log(2.0)
 
@@ -101,30 +109,25 @@ def _bin_g_sum(relevant: pl.Expr) -> pl.Expr:
     return (relevant * LOG_2 / ((1.0 - relevant).cum_sum() + 2.0).log()).sum()
 
 
-def _block_averaged_bin_g(score: pl.Expr, relevant: pl.Expr) -> pl.Expr:
-    """The expectation of binG's sum over the orders of the tied rows.  In a block of n rows, r relevant and
-    m = n - r not, below N non-relevant rows, each relevant row has j of the block's non-relevant rows above it
-    with probability 1 / (m + 1) for j in 0..m: it adds (W(N + m) - W(N - 1)) / (m + 1), W(x) the sum of
-    1 / log2(2 + t) over t = 0..x.  For a relevant row of the block at a..b whose score is ranked first..last
-    among the relevant rows' scores: N = a - first, r = last - first + 1."""
-    among_relevant = pl.when(relevant > 0).then(score)
-    weight = pl.lit(LOG_2) / (pl.int_range(0, pl.len(), dtype=pl.Int64).cast(pl.Float64) + 2.0).log()
-    fields = {
-        **_block_positions(score),
-        "relevant": relevant,
-        "first": among_relevant.rank("min", descending=True),
-        "last": among_relevant.rank("max", descending=True),
-        "weight": weight,
-        "cumulative": weight.cum_sum(),
-    }
-    a, b = _field("a").cast(pl.Int64), _field("b").cast(pl.Int64)
-    first, last = _field("first").cast(pl.Int64), _field("last").cast(pl.Int64)
-    above, nonrelevant = a - first, (b - a + 1) - (last - first + 1)
-    # W(N + m) - W(N - 1) = W(N + m) - W(N) + w(N), with 0-based gathers
-    cumulative, w = _field("cumulative"), _field("weight")
-    block = cumulative.gather(above + nonrelevant) - cumulative.gather(above) + w.gather(above)
-    per_row = _field("relevant") * block / (nonrelevant + 1).cast(pl.Float64)
-    return _let(fields, per_row.fill_null(0.0)).list.sum()
+def _block_averaged_bin_g(fields: dict[str, pl.Expr], values: Mapping[str, pl.Expr]) -> pl.Expr:
+    """The expectation of binG's sum over the orders of the tied rows, inside `_in_sorted_tied_groups`.  In a
+    block of n rows, r relevant and m = n - r not, below N non-relevant rows, each relevant row has j of the
+    block's non-relevant rows above it with probability 1 / (m + 1) for j in 0..m: it adds
+    (w(N) + ... + w(N + m)) / (m + 1), w(t) = 1 / log2(2 + t).  Over the rows sorted by descending score, with
+    S(p) the non-relevant rows at positions 1..p and X(p) the sum of w(S(q)) over those non-relevant rows q:
+    N = S(a - 1) and N + m = S(b), and w(N + 1) + ... + w(N + m) = X(b) - X(a - 1), a..b the block's positions."""
+    relevant = values["relevant"]
+    nonrelevant = 1.0 - relevant
+    seen = nonrelevant.cum_sum()
+    fields["relevant"], fields["seen"] = relevant, seen
+    fields["weight_seen"] = (nonrelevant * LOG_2 / (seen + 2.0).log()).cum_sum()
+    own_nonrelevant = 1.0 - _field("relevant")
+    own_weight = own_nonrelevant * LOG_2 / (_field("seen") + 2.0).log()
+    above = _at_block_start(_field("seen") - own_nonrelevant)
+    through = _at_block_end(_field("seen"))
+    block = LOG_2 / (above + 2.0).log() + _at_block_end(_field("weight_seen"))
+    block = block - _at_block_start(_field("weight_seen") - own_weight)
+    return (_field("relevant") * block / (through - above + 1.0)).sum()
 
 
 def bin_g(
@@ -171,7 +174,10 @@ def bin_g(
     """
     i, relevant, checks = _threshold_inputs("bin_g", relevance, score, doc, None, ties, threshold)
     finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
-    summed = _in_ranked_order(i, _gain(i), relevant).implode().list.eval(_bin_g_sum(pl.element())).list.first()
-    if i.ties == "average":
-        summed = pl.coalesce(_in_tied_groups(i, {"relevant": relevant}, _block_averaged_bin_g), summed)
+    if i.ties != "average":
+        ranked = _in_ranked_order(i, _gain(i), relevant).implode()
+        summed = ranked.list.eval(_bin_g_sum(pl.element())).list.first()
+    else:
+        summed = _sorted_in_list(i, relevant).list.eval(_bin_g_sum(pl.element())).list.first()
+        summed = pl.coalesce(_in_sorted_tied_groups(i, {"relevant": relevant}, _block_averaged_bin_g), summed)
     return _finish(i, "bin_g", summed / relevant.sum(), checks, finish)
