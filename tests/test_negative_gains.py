@@ -11,8 +11,6 @@ retrieved, negative ones included; the ideal walks the gains from the greatest d
 
 from __future__ import annotations
 
-import contextlib
-import io
 import itertools
 import math
 from pathlib import Path
@@ -26,6 +24,7 @@ from sklearn.metrics import ndcg_score as sk_ndcg_score
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import cli, exprs
 from lodestar_polars import sklearn as lp_sklearn
+from tests.test_trec_eval_binary import call_ours
 from tests.trec_eval_binary import TrecEval
 
 LOG2_3 = math.log2(3.0)
@@ -258,13 +257,6 @@ def write(folder: Path, run: str, qrels: str) -> tuple[Path, Path]:
     run_path.write_text(run, encoding="ascii")
     qrels_path.write_text(qrels, encoding="ascii")
     return qrels_path, run_path
-
-
-def call_ours(arguments: list[str], qrels: Path, run: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["trec_eval", *arguments, str(qrels), str(run)])
-    return code, out.getvalue(), err.getvalue()
 
 
 RUN = "q3 Q0 d6 0 3.0 t\nq3 Q0 d5 0 2.0 t\n"
