@@ -636,7 +636,7 @@ GAIN_VALUES: list[object] = [
     {0: 0.0, 1: 1.0, 2: 3.0, 3: 7.0},
     [0.0, 2.0, 1.0, 5.0],  # not monotone in the label
     {0: 0.0, 1: 1.0},  # labels 2 and 3 unmapped
-    {0: 0.0, 1: -1.0, 2: 2.0, 3: 3.0},  # negative: dcg only
+    {0: 0.0, 1: -1.0, 2: 2.0, 3: 3.0},  # negative: taken, outside the ideal (trec_eval)
     b"linear",
     "squared",
 ]
@@ -750,7 +750,7 @@ def _call_errors(case: dict[str, Any]) -> list[type[Exception]]:
         gain = case["gain"]
         if isinstance(gain, bytes):
             errors.append(TypeError)
-        if gain == "squared" or (method == "ndcg" and isinstance(gain, dict) and min(gain.values()) < 0):
+        if gain == "squared":
             errors.append(ValueError)
     if method == "ndcg" and case["no_relevant"] == "none":
         errors.append(TypeError)
@@ -861,7 +861,9 @@ def _expected(
                 continue
             try:
                 gains = [_gain_of(label, gain) for label in labels]
-                ideal_gains = [_gain_of(label, gain) for label in ideal_labels]
+                # a negative gain (a mapping's) adds nothing to the ideal: trec_eval's ideal loop stops at the
+                # first gain <= 0 (m_ndcg.c), the documented definition
+                ideal_gains = [max(_gain_of(label, gain), 0.0) for label in ideal_labels]
             except KeyError:
                 return {}, ValueError  # an unmapped label
             log_base = float(case["log_base"]) if method == "dcg" else 2.0
