@@ -204,11 +204,9 @@ def has_negative_gain(gain: GainName | tuple[tuple[float, float], ...]) -> bool:
     return not isinstance(gain, str) and any(value < 0 for _, value in gain)
 
 
-def _check_gain(
-    gain: object, *, allow_negative: bool, refusing: tuple[str, str] | None = None
-) -> GainName | tuple[tuple[float, float], ...]:
-    """The gain, checked and frozen.  `allow_negative` False: a negative gain in a mapping is refused, with
-    `refusing`'s (measure, reason) in the message when given."""
+def _check_gain(gain: object, *, refusing: tuple[str, str] | None = None) -> GainName | tuple[tuple[float, float], ...]:
+    """The gain, checked and frozen.  `refusing`: the (measure, reason) of a measure that refuses a negative gain
+    in a mapping (None: negative gains are taken)."""
     if isinstance(gain, str):
         if gain not in GAINS:
             msg = f"{_GAIN_KINDS_MESSAGE}; got {gain!r}."
@@ -232,8 +230,8 @@ def _check_gain(
             if not _is_real(number) or not math.isfinite(float(number)):
                 msg = f"gain mapping {what} must be a finite number, got {number!r} (label {label!r})."
                 raise ValueError(msg)
-        if float(value) < 0 and not allow_negative:
-            measure, reason = refusing or ("this measure", "it takes non-negative gains only")
+        if float(value) < 0 and refusing is not None:
+            measure, reason = refusing
             msg = (
                 f"gain mapping gives label {label!r} the negative gain {value!r}, which {measure} refuses ({reason}); "
                 "ndcg, dcg, g, ndcg_rel and rndcg take negative gains."
@@ -517,7 +515,7 @@ def make_spec(
         score=score_column,
         weight=weight_column,
         ties=checked_ties,
-        gain=_check_gain(gain, allow_negative=refusing is None, refusing=refusing),
+        gain=_check_gain(gain, refusing=refusing),
         no_relevant=_check_no_relevant(no_relevant),
         log_base=_check_log_base(log_base),
         threshold=_check_threshold(threshold),

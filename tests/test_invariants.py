@@ -188,16 +188,14 @@ class MeasureKind:
     def refuses_bounds(self, judged: bool, gain: Any) -> bool:
         """Refuses ties='optimistic' / 'pessimistic': infAP with judgments, ERR with a gain mapping that does not
         order the grades."""
-        by_grade = self.definition.orders_by_grade and not _spec._orders_grades(
-            _spec._check_gain(gain, allow_negative=True)
-        )
+        by_grade = self.definition.orders_by_grade and not _spec._orders_grades(_spec._check_gain(gain))
         by_sign = self.bounds_need_non_negative_gains and negative_gain(gain)
         return (judged and self.refuses_bounds_with_judgments) or by_grade or by_sign
 
 
 def negative_gain(gain: Any) -> bool:
     """Whether a gain mapping drawn gives a label a negative gain."""
-    return _spec.has_negative_gain(_spec._check_gain(gain, allow_negative=True))
+    return _spec.has_negative_gain(_spec._check_gain(gain))
 
 
 MEASURES: tuple[MeasureKind, ...] = (

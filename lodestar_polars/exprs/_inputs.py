@@ -94,7 +94,7 @@ def _check_gain(metric: str, gain: object) -> GainName | tuple[tuple[float, floa
     registry entry refuses one (rbp), with its reason."""
     definition = REGISTRY.get(metric)
     reason = None if definition is None else definition.refuses_negative_gains
-    return _spec._check_gain(gain, allow_negative=reason is None, refusing=None if reason is None else (metric, reason))
+    return _spec._check_gain(gain, refusing=None if reason is None else (metric, reason))
 
 
 def _refuse_average(kind: str, i: _Inputs) -> None:
