@@ -1731,6 +1731,21 @@ def _first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
+_NEGATIVE_GAIN_LIST = re.compile(r"-\d[\d.:,eE+-]*")
+
+
+def _attached_negative_gains(argv: list[str]) -> list[str]:
+    """`--gain -1,0,2` as `--gain=-1,0,2`: argparse reads a value starting with "-" as an option unless it is a
+    plain negative number, and a gain list starting with a negative gain is neither."""
+    attached: list[str] = []
+    for argument in argv:
+        if attached and attached[-1] == "--gain" and _NEGATIVE_GAIN_LIST.fullmatch(argument):
+            attached[-1] = f"--gain={argument}"
+        else:
+            attached.append(argument)
+    return attached
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 success, 1 data error, 2 usage error).
 
@@ -1750,7 +1765,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     2
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_attached_negative_gains(sys.argv[1:] if argv is None else list(argv)))
     debug = bool(getattr(args, "debug", False))
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

@@ -295,6 +295,17 @@ def test_gain_mapping(tmp_path: Path, log_parquet: tuple) -> None:
     assert frame["dcg"].to_list() == pytest.approx([expected[(q,)] for q in frame["query"]], abs=1e-9)
 
 
+@pytest.mark.parametrize("spelling", [("--gain", "-1,0,2,5"), ("--gain=-1,0,2,5",)])
+def test_gain_list_starting_with_a_negative_gain(tmp_path: Path, log_parquet: tuple, spelling: tuple) -> None:
+    """A LightGBM-style gain list whose first gain is negative, after `--gain` or attached with `=`: dcg sums the
+    mapped gains as scikit-learn's dcg_score sums a negative y_true."""
+    log, path = log_parquet
+    frame = per_query_of(path, tmp_path, "-m", "dcg", *spelling)
+    mapped = log.with_columns(pl.col("relevance").replace_strict({0: -1, 1: 0, 2: 2, 3: 5}))
+    expected = sklearn_per_query(mapped, ["query"], None, "dcg")
+    assert frame["dcg"].to_list() == pytest.approx([expected[(q,)] for q in frame["query"]], abs=1e-9)
+
+
 def test_log_base(tmp_path: Path, log_parquet: tuple) -> None:
     log, path = log_parquet
     frame = per_query_of(path, tmp_path, "-m", "dcg@3", "--log-base", "10")
