@@ -57,6 +57,13 @@ def _options(measure: Definition) -> str:
     )
 
 
+def _tie_modes(measure: Definition) -> str:
+    refused = ["`average`"] if measure.refuses_average else []
+    refused += ["`optimistic`", "`pessimistic`"] if measure.refuses_bounds else []
+    modes = f"all but {', '.join(refused)}" if refused else "all"
+    return modes + (" (no bounds with `qrels=`)" if measure.refuses_bounds_with_judgments else "")
+
+
 def measure_table(methods: bool = False) -> str:
     """Markdown: one row per registered measure, with the names evaluate() takes, its own options (written
     `name(option=value)`), its tie modes, its summary over queries, how trec_eval, ir_measures and ranx name it,
@@ -70,7 +77,7 @@ def measure_table(methods: bool = False) -> str:
             cells.append(f"`{measure.method}`" if measure.method else "evaluate only")
         cells += [
             _options(measure),
-            "all but `average`" if measure.refuses_average else "all",
+            _tie_modes(measure),
             _SUMMARY[measure.summary],
             _spelled(measure.trec_eval, measure),
             _spelled(measure.ir_measures, measure),

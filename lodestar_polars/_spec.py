@@ -499,6 +499,7 @@ def make_spec(
     checked_ties = check_ties(ties, bool(doc_keys))
     if checked_ties == "average":
         _refuse_average(measures)
+    refuse_bounds(measures, checked_ties)
     if missing_queries not in _MISSING_QUERIES_BY_NAME:
         msg = f"missing_queries must be 'skip' or 'zero', got {missing_queries!r}."
         raise ValueError(msg)
@@ -537,6 +538,21 @@ def _refuse_average(measures: tuple[Measure, ...]) -> None:
             msg = (
                 f"{measure.column} has no exact expectation under ties='average' ({reason}); pass ties='doc' "
                 "(trec_eval's order: tied documents by descending doc id) or another deterministic tie mode."
+            )
+            raise ValueError(msg)
+
+
+def refuse_bounds(measures: tuple[Measure, ...], ties: str) -> None:
+    """A measure whose best / worst order of a tie block is not always the most / least gainful first refuses
+    ties="optimistic" / "pessimistic": they would not be its bounds."""
+    if ties not in ("optimistic", "pessimistic"):
+        return
+    for measure in measures:
+        reason = REGISTRY[measure.kind].refuses_bounds
+        if reason is not None:
+            msg = (
+                f"{measure.column} has no ties={ties!r} bound ({reason}); pass ties='doc' (trec_eval's order: tied "
+                "documents by descending doc id) or another deterministic tie mode."
             )
             raise ValueError(msg)
 

@@ -7,7 +7,7 @@ Oracles, the judgments being the group's own rows:
   and a gain mapping (`-m G.1=...`), and binG at a relevance level (`-l 2`: threshold=1.5);
 - plain Python below, written from the definitions (G from trec_eval's m_G.c): the mean over every order of the
   tied rows (`measures_reference.tied_sequences`) for ties="average", their greatest and least value for the
-  bounds of sdcg and bin_g; G's bounds are G in the most / least gainful order (not always its extremes);
+  bounds of sdcg and bin_g (G refuses its bounds: not always its extremes, a test below);
 - the namespace's `evaluate` on the same frame, in `group_by().agg()` and `.over()`, eager, lazy in-memory and
   streaming (the property in tests/test_invariants.py draws these measures too).
 """
@@ -184,7 +184,7 @@ def reference_value(
     measure: str, relevance: list[int], score: list[float], doc: list[str], options: dict[str, Any]
 ) -> float | None:
     """The measure by its definition in the tie mode: a deterministic order, or the mean / greatest / least value
-    over every order of the tied rows (G: its value in the most / least gainful order)."""
+    over every order of the tied rows."""
     ties = options["ties"]
     if measure == "sdcg":
         low, high = options["min_rel"], options["max_rel"]
@@ -200,7 +200,7 @@ def reference_value(
         if not any(v > 0 for v in values):
             return None
         measure_of = g_of
-    if (ties in ("optimistic", "pessimistic") and measure != "g") or ties == "average":
+    if ties in ("optimistic", "pessimistic", "average"):
         outcomes = [measure_of(sequence) for sequence in reference.tied_sequences(values, score)]
         if ties == "average":
             return math.fsum(outcomes) / len(outcomes)
@@ -209,10 +209,15 @@ def reference_value(
     return measure_of([values[i] for i in order])
 
 
+def accepted_ties(measure: str) -> list[str]:
+    """The tie modes an expression takes: G refuses "average" and the bounds, the others take every mode."""
+    return [t for t in TIES if measure != "g" or t not in ("average", "optimistic", "pessimistic")]
+
+
 @st.composite
 def tied_calls(draw: st.DrawFn, measure: str) -> dict[str, Any]:
-    """The options of one expression, every tie mode it accepts (G refuses "average")."""
-    options: dict[str, Any] = {"ties": draw(st.sampled_from([t for t in TIES if t != "average" or measure != "g"]))}
+    """The options of one expression, every tie mode it accepts (G refuses "average" and the bounds)."""
+    options: dict[str, Any] = {"ties": draw(st.sampled_from(accepted_ties(measure)))}
     if measure == "sdcg":
         low = draw(st.sampled_from([0.0, 1.0, 0.5]))
         options |= {
@@ -260,7 +265,7 @@ def test_the_tie_averaged_bin_g_of_one_block_by_hand() -> None:
 def namespace_calls(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
     """A measure, its `evaluate` name, the expression's options and evaluate's."""
     measure = draw(st.sampled_from(["sdcg", "g", "bin_g"]))
-    ties = draw(st.sampled_from([t for t in TIES if t != "average" or measure != "g"]))
+    ties = draw(st.sampled_from(accepted_ties(measure)))
     options: dict[str, Any] = {"ties": ties, "doc": "doc"}
     evaluate_options: dict[str, Any] = {"ties": ties, "doc": "doc"}
     name = measure
@@ -318,11 +323,15 @@ def namespace_error(names: list[str], **options: Any) -> str:
     return str(error.value)
 
 
-def test_g_refuses_ties_average_with_the_namespaces_message() -> None:
+def test_g_refuses_ties_average_and_the_bounds_with_the_namespaces_message() -> None:
     with pytest.raises(ValueError, match=r"has no exact expectation under ties='average'") as expression_error:
         exprs.g()
     assert str(expression_error.value) == namespace_error(["g"])
-    for ties in ("doc", "input", "reverse", "optimistic", "pessimistic"):
+    for ties in ("optimistic", "pessimistic"):
+        with pytest.raises(ValueError, match=rf"^g has no ties='{ties}' bound \(a low gain") as bound_error:
+            exprs.g(ties=ties, doc="doc")
+        assert str(bound_error.value) == namespace_error(["ndcg", "g"], ties=ties, doc="doc")
+    for ties in ("doc", "input", "reverse"):
         exprs.g(ties=ties, doc="doc")  # the other modes are taken
     exprs.bin_g(ties="average")  # binG has its exact expectation
 
@@ -340,7 +349,7 @@ def test_g_takes_a_negative_gain_as_evaluate_does() -> None:
             "score": [3.0, 3.0, 2.0, 1.0, 1.0, 2.0, 2.0, 1.0],
         }
     )
-    for ties in ("doc", "input", "reverse", "optimistic", "pessimistic"):
+    for ties in ("doc", "input", "reverse"):
         expression = frame.group_by("query").agg(exprs.g(ties=ties, gain=mapping, doc="doc")).sort("query")
         namespace = frame.rank_metrics.evaluate(["g"], ties=ties, gain=mapping, doc="doc").sort("query")
         assert_series_equal(expression["g"], namespace["g"], check_exact=False, rtol=0, atol=1e-12)

@@ -116,6 +116,27 @@ def test_g_weighs_each_gain_by_how_far_the_gains_above_fall_behind_the_ideal() -
     assert one(frame([0, 0]), "g", ties="doc", no_relevant=0.5) == 0.5
 
 
+def test_g_refuses_its_tie_bounds_because_the_most_gainful_order_is_not_its_greatest() -> None:
+    # gains 3, 1 ranked first, then a tie block of gains 2 and 3; the ideal 3, 3, 2, 1 costs C = 3, 6, 8, 9.
+    # Block order 2, 3 (ties="input"): S = 3, 4, 6, 9, G = (3/log2(2) + 1/log2(4) + 2/log2(4) + 3/log2(2)) / 9;
+    # order 3, 2 (most gainful first, ties="reverse"): S = 3, 4, 7, 9, G = (3 + 1/2 + 3/log2(3) + 2/log2(2)) / 9
+    tied = frame([3, 1, 2, 3], scores=[4.0, 3.0, 2.0, 2.0])
+    least_gainful_first = (3 / 1 + 1 / 2 + 2 / 2 + 3 / 1) / 9
+    most_gainful_first = (3 / 1 + 1 / 2 + 3 / math.log2(3) + 2 / 1) / 9
+    assert one(tied, "g", ties="input") == pytest.approx(least_gainful_first, rel=1e-15)  # 0.8333
+    assert one(tied, "g", ties="reverse") == pytest.approx(most_gainful_first, rel=1e-15)  # 0.8214
+    assert most_gainful_first < least_gainful_first
+    # so "optimistic" (most gainful first) would not be G's bound: refused, by name, in every entry point
+    for ties in ("optimistic", "pessimistic"):
+        message = rf"^g has no ties='{ties}' bound \(a low gain ranked early .*\); pass ties='doc'"
+        with pytest.raises(ValueError, match=message):
+            tied.rank_metrics.evaluate(["ndcg", "g"], doc="doc", ties=ties)
+        with pytest.raises(ValueError, match=message):
+            tied.lazy().rank_metrics.evaluate_mean(["g"], doc="doc", ties=ties)
+        # binG (binary gains: every relevant row alike) keeps its bounds
+        assert one(tied, "bin_g", ties=ties) == one(tied, "bin_g", ties="doc")
+
+
 def test_ndcg_rel_and_rndcg_average_ndcg_over_relevant_documents_and_r_levels() -> None:
     # run gains 0, 2, 1; judged too: a document of gain 1 not retrieved.  Ideal gains 2, 1, 1 (P = 3)
     run = frame([0, 0, 0]).drop("relevance")

@@ -98,8 +98,8 @@ class MeasureKind:
     by a function of k and R (relative_P@k by min(k, R), F1@k by k + R); signed: its values may be negative
     (utility's coefficients weigh documents negatively), its bounds the reals; between_bounds: its value under every tie
     mode lies between its values under ties="pessimistic" and "optimistic" (not so for rbp_resid, which the
-    bounds order as RBP, its measure: the residual of RBP's worst and best orders; nor for G, whose best and
-    worst orders are not always the most and least gainful first); discounted: its value is a sum of discounts
+    bounds order as RBP, its measure: the residual of RBP's worst and best orders; G refuses the bounds, whose
+    best and worst orders are not always the most and least gainful first); discounted: its value is a sum of discounts
     1 / log_b(position + 1), which log_base=b multiplies by ln b / ln 2 (the normalised measures divide it out);
     bounds_need_non_negative_gains: ties="optimistic" / "pessimistic" raise when a retrieved document has a
     negative gain (ndcg_rel, a data check: the properties leave them out under a mapping with a negative gain)."""
@@ -186,11 +186,12 @@ class MeasureKind:
         return "log_base" in inspect.signature(getattr(RankMetricsFrame, self.method)).parameters
 
     def refuses_bounds(self, judged: bool, gain: Any) -> bool:
-        """Refuses ties='optimistic' / 'pessimistic': infAP with judgments, ERR with a gain mapping that does not
-        order the grades."""
+        """Refuses ties='optimistic' / 'pessimistic': G always, infAP with judgments, ERR with a gain mapping that
+        does not order the grades."""
         by_grade = self.definition.orders_by_grade and not _spec._orders_grades(_spec._check_gain(gain))
         by_sign = self.bounds_need_non_negative_gains and negative_gain(gain)
-        return (judged and self.refuses_bounds_with_judgments) or by_grade or by_sign
+        always = self.definition.refuses_bounds is not None
+        return always or (judged and self.refuses_bounds_with_judgments) or by_grade or by_sign
 
 
 def negative_gain(gain: Any) -> bool:
@@ -235,7 +236,7 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("rprec_mult", None, None),
     MeasureKind("bin_g", None, "bin_g"),
     MeasureKind("11pt_avg", None, "eleven_point_average"),
-    MeasureKind("g", None, "g", between_bounds=False),
+    MeasureKind("g", None, "g"),
     MeasureKind("ndcg_rel", None, None, bounds_need_non_negative_gains=True),
     MeasureKind("rndcg", None, None),
     MeasureKind("sdcg", None, "sdcg"),

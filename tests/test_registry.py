@@ -217,8 +217,11 @@ def test_its_values_lie_within_its_bounds(definition: Definition, engine: Engine
     for ties in TIES:
         # no_relevant=None: a query with nothing to normalise by is null, not a value the user chose
         options: dict[str, Any] = {"doc": "doc", "ties": ties, "no_relevant": None}
-        if ties == "average" and definition.refuses_average is not None:
-            with pytest.raises(ValueError, match=rf"{definition.name}.*ties='doc'"):
+        refused = definition.refuses_average if ties == "average" else None
+        if ties in ("optimistic", "pessimistic"):
+            refused = definition.refuses_bounds
+        if refused is not None:
+            with pytest.raises(ValueError, match=rf"{definition.name}.*\({re.escape(refused)}\); pass ties='doc'"):
                 engine(frame, "evaluate", names, **options)
             continue
         result = engine(frame, "evaluate", names, **options)

@@ -97,10 +97,13 @@ def _check_gain(metric: str, gain: object) -> GainName | tuple[tuple[float, floa
     return _spec._check_gain(gain, refusing=None if reason is None else (metric, reason))
 
 
-def _refuse_average(kind: str, i: _Inputs) -> None:
-    """The namespace's refusal of ties="average" for a measure with no exact expectation over tied orders."""
+def _refuse_tie_modes(kind: str, i: _Inputs) -> None:
+    """The namespace's refusals of ties="average" for a measure with no exact expectation over tied orders, and
+    of the tie bounds for a measure whose bounds are not its most / least gainful orders."""
+    measures = _spec.measures_of(kind, kind, i.k)
     if i.ties == "average":
-        _spec._refuse_average(_spec.measures_of(kind, kind, i.k))
+        _spec._refuse_average(measures)
+    _spec.refuse_bounds(measures, i.ties)
 
 
 def _gain(i: _Inputs) -> pl.Expr:

@@ -16,13 +16,13 @@ from ._data_checks import (
     _no_relevant_finish,
     _value_message,
 )
-from ._inputs import Column, NoRelevant, Ties, _column_name, _gain, _Inputs, _inputs, _refuse_average
+from ._inputs import Column, NoRelevant, Ties, _column_name, _gain, _Inputs, _inputs, _refuse_tie_modes
 from ._positional import _in_ranked_order
 
 
 def _err_inputs(metric: str, relevance: object, score: object, doc: object, k: object, ties: object) -> _Inputs:
     i = _inputs(metric, relevance, score, doc, k, ties, "linear")
-    _refuse_average(metric, i)
+    _refuse_tie_modes(metric, i)
     return i
 
 

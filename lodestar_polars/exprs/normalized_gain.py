@@ -1,7 +1,7 @@
 """trec_eval's normalised gains: G (graded: each gain over log2 of 2 + the ideal's cost minus the gain so far)
 and binG (binary: each relevant row over log2 of 2 + the non-relevant rows above it), run on the group's values in
-ranked order.  G has no exact expectation over tied orders (refused, as in the namespace); binG's is a sum over
-each tie block's first positions (`_block_averaged_bin_g`)."""
+ranked order.  G has no exact expectation over tied orders and no tie bounds (both refused, as in the
+namespace); binG's expectation is a sum over each tie block's first positions (`_block_averaged_bin_g`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from ._inputs import (
     _check_threshold,
     _gain,
     _inputs,
-    _refuse_average,
+    _refuse_tie_modes,
 )
 from ._positional import (
     _at_block_end,
@@ -63,9 +63,9 @@ def g(
     relevance, score, doc
         As for `ndcg`.
     ties
-        "reverse", "input", "doc" (trec_eval's order), "optimistic" or "pessimistic" (a tie block by descending
-        or ascending gain: the latter is not always G's least value over the tied orders).  "average", the
-        default as in the namespace, is refused with the namespace's message: G has no exact expectation there.
+        "reverse", "input" or "doc" (trec_eval's order).  "average", the default as in the namespace, is refused
+        with the namespace's message (G has no exact expectation there), and so are "optimistic" and
+        "pessimistic" (the most / least gainful order of a tie block is not always G's greatest / least value).
     gain
         As for `ndcg`; a mapping may give negative gains, as trec_eval's G takes them (the ideal holds the
         positive ones).
@@ -94,7 +94,7 @@ def g(
     └───────┴─────────┘
     """
     i = _inputs("g", relevance, score, doc, None, ties, gain)
-    _refuse_average("g", i)
+    _refuse_tie_modes("g", i)
     finish = _no_relevant_finish(no_relevant, 0.0, NO_POSITIVE_GAIN_MESSAGE)
     gain_expr = _gain(i)
     summed = _in_ranked_order(i, gain_expr, gain_expr).implode().list.eval(_g_sum(pl.element())).list.first()

@@ -380,8 +380,9 @@ class Definition:
       (`Summary`).
     - `refuses_average`: why it has no exact expectation over tied orders (ties="average" is then refused
       with that reason when the method is called); None when it has one.
-    - `refuses_bounds_with_judgments`: why ties="optimistic" / "pessimistic" are not its bounds with qrels=
-      (they are then refused with that reason); None when they are.
+    - `refuses_bounds`: why ties="optimistic" / "pessimistic" (a tie block most / least gainful first) are not
+      always its greatest / least value over the tied orders (they are then refused with that reason); None when
+      they are.  `refuses_bounds_with_judgments`: the same, with qrels= only.
     - `orders_by_grade`: its best order of a tie block is by descending relevance grade, whatever the gain
       mapping: the tie bounds (which order a tie block by gain) are refused with a gain mapping whose order is
       not the grades'.
@@ -414,6 +415,7 @@ class Definition:
     parameter: Parameter = "cutoff"
     at_level: Callable[[float], Definition] | None = None
     refuses_average: str | None = None
+    refuses_bounds: str | None = None
     refuses_bounds_with_judgments: str | None = None
     orders_by_grade: bool = False
     scaled_by_log_base: bool = False

@@ -12,11 +12,11 @@ lower bound.
 
 Ties: each row's contribution depends on the gains ranked above it (a ratio inside a logarithm): no closed
 form for its expectation over a tie block's orders, so ties="average" is refused (ties="doc" is trec_eval's
-order).  The bounds order a tie block by gain, most or least gainful first, as for every gain measure; G's
-best and worst orders are not always those (a low gain early can raise the shares of the rows after it: gains
-3, 1 ranked first, then a tie block of gains 2 and 3, score 0.8333 in the order 2, 3 and 0.8214 most gainful
-first), so ties="optimistic" / "pessimistic" are G in those orders, not always its greatest / least value over
-the tie orders, with or without negative gains.
+order).  The tie bounds are refused too: G's best and worst orders of a tie block are not always the most and
+least gainful first (a low gain early can raise the shares of the rows after it: gains 3, 1 ranked first, then a
+tie block of gains 2 and 3, score 0.8333 in the order 2, 3 and 0.8214 most gainful first), and finding them is a
+search over the block's orders, not a sort; ties="optimistic" / "pessimistic" would print a bound that some tied
+order exceeds.
 """
 
 from __future__ import annotations
@@ -77,4 +77,8 @@ MEASURE = Definition(
     ),
     parameter="none",
     refuses_average="a row's share depends on the gains ranked above it inside a logarithm: no closed-form expectation",
+    refuses_bounds=(
+        "a low gain ranked early can raise the shares of the rows after it, so the most / least gainful order of a "
+        "tie block is not always G's greatest / least value"
+    ),
 )
