@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Literal, TypeAlias, TypeGuard, get_args
@@ -18,7 +18,7 @@ from typing import Literal, TypeAlias, TypeGuard, get_args
 import numpy as np
 import polars as pl
 
-from .measures import REGISTRY
+from .measures import REGISTRY, Definition
 from .measures._base import Option, option_text, options_suffix
 
 Ties: TypeAlias = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
@@ -530,45 +530,37 @@ def make_spec(
     return spec
 
 
-def _refuse_average(measures: tuple[Measure, ...]) -> None:
-    """A measure with no exact expectation over the orders of tied documents refuses ties="average"."""
+def _refuse_tie_mode(measures: tuple[Measure, ...], refusal: Callable[[Definition], str | None], what: str) -> None:
+    """The first measure whose registry entry gives a reason (`refusal`) to refuse the tie mode raises, naming
+    itself, `what` it lacks and the reason, and suggesting trec_eval's order."""
     for measure in measures:
-        reason = REGISTRY[measure.kind].refuses_average
+        reason = refusal(REGISTRY[measure.kind])
         if reason is not None:
             msg = (
-                f"{measure.column} has no exact expectation under ties='average' ({reason}); pass ties='doc' "
-                "(trec_eval's order: tied documents by descending doc id) or another deterministic tie mode."
+                f"{measure.column} has no {what} ({reason}); pass ties='doc' (trec_eval's order: tied documents by "
+                "descending doc id) or another deterministic tie mode."
             )
             raise ValueError(msg)
+
+
+def _refuse_average(measures: tuple[Measure, ...]) -> None:
+    """A measure with no exact expectation over the orders of tied documents refuses ties="average"."""
+    _refuse_tie_mode(measures, lambda d: d.refuses_average, "exact expectation under ties='average'")
 
 
 def refuse_bounds(measures: tuple[Measure, ...], ties: str) -> None:
     """A measure whose best / worst order of a tie block is not always the most / least gainful first refuses
     ties="optimistic" / "pessimistic": they would not be its bounds."""
-    if ties not in ("optimistic", "pessimistic"):
-        return
-    for measure in measures:
-        reason = REGISTRY[measure.kind].refuses_bounds
-        if reason is not None:
-            msg = (
-                f"{measure.column} has no ties={ties!r} bound ({reason}); pass ties='doc' (trec_eval's order: tied "
-                "documents by descending doc id) or another deterministic tie mode."
-            )
-            raise ValueError(msg)
+    if ties in ("optimistic", "pessimistic"):
+        _refuse_tie_mode(measures, lambda d: d.refuses_bounds, f"ties={ties!r} bound")
 
 
 def _refuse_bounds_with_judgments(spec: Spec) -> None:
     """A measure whose tie bounds with judgments are not the relevant-first / last orders refuses them."""
-    if spec.ties not in ("optimistic", "pessimistic"):
-        return
-    for measure in spec.measures:
-        reason = REGISTRY[measure.kind].refuses_bounds_with_judgments
-        if reason is not None:
-            msg = (
-                f"{measure.column} has no ties={spec.ties!r} bound with qrels= ({reason}); pass ties='doc' "
-                "(trec_eval's order: tied documents by descending doc id) or another deterministic tie mode."
-            )
-            raise ValueError(msg)
+    if spec.ties in ("optimistic", "pessimistic"):
+        _refuse_tie_mode(
+            spec.measures, lambda d: d.refuses_bounds_with_judgments, f"ties={spec.ties!r} bound with qrels="
+        )
 
 
 def _orders_grades(gain: GainName | tuple[tuple[float, float], ...]) -> bool:
