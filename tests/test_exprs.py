@@ -411,6 +411,24 @@ def test_a_label_missing_from_the_gain_mapping(small: pl.DataFrame, engine: str,
 
 
 @pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+def test_several_labels_missing_from_the_gain_mapping_quote_the_least(engine: str, context: str) -> None:
+    """Labels 9 and 5 unmapped in one group (9 first), 7 in another: the message quotes 5, the least, whatever
+    the order of the rows and of the groups (the first unmapped label of the first failing group would be 9 or
+    7, depending on the order the groups come in)."""
+    frame = pl.DataFrame(
+        {
+            "query": [1, 1, 1, 2, 2, 3],
+            "relevance": [9, 1, 5, 0, 7, 1],
+            "score": [0.5, 0.2, 0.1, 0.3, 0.9, 0.4],
+        }
+    )
+    gain = {0: 0.0, 1: 1.0}
+    for order in ([0, 1, 2, 3, 4, 5], [4, 3, 5, 0, 1, 2], [5, 3, 4, 2, 1, 0]):
+        message = expression_error(frame[order], engine, context, exprs.ndcg(gain=gain))
+        assert message == "relevance label 5 has no gain in the gain mapping."
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
 def test_a_duplicated_doc(small: pl.DataFrame, engine: str, context: str) -> None:
     frame = small.with_columns(doc=pl.Series(["a", "b", "b", "b", "c"]))
     message = expression_error(frame, engine, context, exprs.ndcg(doc="doc"))

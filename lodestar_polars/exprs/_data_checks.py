@@ -66,9 +66,13 @@ def _count_message(template: str, **names: object) -> Callable[[pl.DataFrame, pl
     return message
 
 
-def _value_message(template: str, **names: object) -> Callable[[pl.DataFrame, pl.Series], str]:
+def _value_message(template: str, least: bool = False, **names: object) -> Callable[[pl.DataFrame, pl.Series], str]:
+    """The message quoting a failing group's value: the least over the failing groups with `least` (the same
+    whatever order the groups come in), else the first failing group's."""
+
     def message(frame: pl.DataFrame, failing: pl.Series) -> str:
-        value = frame.get_column(f"{failing.name}_value").filter(failing > 0).drop_nulls()[0]
+        values = frame.get_column(f"{failing.name}_value").filter(failing > 0).drop_nulls()
+        value = values.min() if least else values[0]
         return template.format(value=repr(value) if isinstance(value, str) else value, **names)
 
     return message
@@ -93,8 +97,11 @@ def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
         checks.append(_Check("negative", negative, lambda _frame, _failing: NEGATIVE_RELEVANCE_MESSAGE))
     if isinstance(i.gain, tuple):
         unmapped = gain.is_null() & i.relevance.is_not_null()
-        first_label = pl.when(unmapped).then(i.relevance).drop_nulls().first()
-        checks.append(_Check("unmapped", unmapped.sum(), _value_message(UNMAPPED_LABEL_MESSAGE), first_label))
+        # the least unmapped label, so that the message does not depend on the order of rows or groups
+        least_label = pl.when(unmapped).then(i.relevance).min()
+        checks.append(
+            _Check("unmapped", unmapped.sum(), _value_message(UNMAPPED_LABEL_MESSAGE, least=True), least_label)
+        )
     if i.doc is not None:
         checks.append(_Check("null_docs", i.doc.is_null().sum(), _count_message(NULL_DOCS_MESSAGE, column=i.doc_name)))
         duplicated = i.doc.is_duplicated()
