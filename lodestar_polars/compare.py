@@ -306,7 +306,8 @@ def compare(
         Metric column(s) to compare.  None: every numeric column other than `system`, `query` and `weight`.
     baseline
         The system every other one is compared with (a value of the `system` column).  None: per metric,
-        the system with the lowest mean (the first in sort order on a tie).
+        the system with the lowest mean (as the table reports it: the geometric mean for gm_map; the first in
+        sort order on a tie).
     test
         "t" (paired Student's t), "permutation" (Fisher's paired randomization test), "bootstrap" (paired
         bootstrap test of the mean delta) or "wilcoxon" (Wilcoxon signed-rank).
@@ -406,15 +407,16 @@ def compare(
     if options.missing == "error":
         _check_complete(frame, options, systems, present)
     kept = {metric: _kept_queries(metric, values[metric], options) for metric in metric_names}
-    baselines = {
-        metric: _baseline_index(metric, values[metric][kept[metric]], systems, options) for metric in metric_names
-    }
-
-    # a geometric-mean measure (gm_map) is compared on the log of its floored values (`_on_summary_scale`)
+    # a geometric-mean measure (gm_map) is compared on the log of its floored values (`_on_summary_scale`), and
+    # its default baseline is the system of the lowest geometric mean
     summaries = {metric: summary_of(metric) for metric in metric_names}
     for metric, summary in summaries.items():
         if summary == "geometric":
             values[metric] = np.log(np.maximum(values[metric], GEOMETRIC_FLOOR))
+    baselines = {
+        metric: _baseline_index(metric, values[metric][kept[metric]], systems, options) for metric in metric_names
+    }
+
     seeds = np.random.SeedSequence(options.seed)
     results: dict[str, _MetricResult] = {}
     # metrics kept on the same queries share one resampling pass

@@ -812,3 +812,20 @@ def test_a_count_measure_is_reported_as_its_sum_over_the_queries() -> None:
     assert (compared["delta_ci_low"], compared["delta_ci_high"]) == pytest.approx(
         tuple(x * len(a) for x in interval), rel=1e-10
     )
+
+
+def test_the_default_baseline_of_a_geometric_mean_measure_is_the_lowest_geometric_mean() -> None:
+    """Two systems whose arithmetic and geometric means order them differently: a has the lower arithmetic mean
+    (0.5 against 0.55), b the lower geometric mean (a value 0 floored at 1e-5: 0.00316 against 0.5)."""
+    frame = pl.DataFrame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "query": [1, 2, 1, 2],
+            "gm_map": [0.5, 0.5, 0.0, 1.0],
+            "ap": [0.5, 0.5, 0.0, 1.0],
+        }
+    )
+    table = lp.compare(frame, system="model", test="permutation", seed=0)
+    assert row(table, "b", "gm_map")["p_value"] is None  # b is gm_map's baseline...
+    assert row(table, "b", "gm_map")["mean"] == pytest.approx(math.sqrt(1e-5), rel=1e-12)
+    assert row(table, "a", "ap")["p_value"] is None  # ...and a ap's
