@@ -35,6 +35,16 @@ d = x_s - x_b the per-query deltas (computed in float64).
 - **Effect size.** Paired Cohen's d (d_z): mean(d) / sd(d) with ddof=1; 0.0 when every delta is 0 and
   +-inf when d is a non-zero constant.
 - **wins / ties / losses**: the number of queries where x_s > x_b, x_s == x_b, x_s < x_b.
+- **Measures not summarised by their mean.**  A metric column named as `evaluate` names a measure takes that
+  measure's summary (`Definition.summary`, the one `evaluate_mean` and `lodestar_polars.mean` form; any other
+  column, the mean).  A count (num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret: trec_eval's `all` line
+  is their sum) is compared as above, then `mean`, its interval, `delta` and its interval are multiplied by n:
+  sums over the n queries (the tests, effect size and counts of a sum are those of the mean).  A geometric
+  mean (gm_map, gm_bpref: exp of the mean of log(max(x, 1e-5)), trec_eval's floor) is compared on
+  y = log(max(x, 1e-5)): every test, the effect size and the wins / ties / losses are those of y (a test of
+  the ratio of the geometric means; two values below the floor tie); `mean` and its interval are exp of
+  those of y, the geometric mean and its interval; `delta` is the difference of the geometric means,
+  GM_b * (r - 1) for their ratio r = exp(mean(y_s - y_b)), and its interval the same of r's interval.
 - **Equal values.** x_s and x_b within 1e-12 of each other (relative to the larger, or absolute below 1) count
   as equal: their delta is 0 for every test, interval and count above.  Two systems that rank a query's
   documents alike get values that differ in the last bits when their rows came in different orders (the
@@ -61,11 +71,14 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import numpy as np
 import polars as pl
+
+from ._mean import summary_of
+from .measures._base import GEOMETRIC_FLOOR, Summary
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -293,7 +306,8 @@ def compare(
         Metric column(s) to compare.  None: every numeric column other than `system`, `query` and `weight`.
     baseline
         The system every other one is compared with (a value of the `system` column).  None: per metric,
-        the system with the lowest mean (the first in sort order on a tie).
+        the system with the lowest mean (as the table reports it: the geometric mean for gm_map; the first in
+        sort order on a tie).
     test
         "t" (paired Student's t), "permutation" (Fisher's paired randomization test), "bootstrap" (paired
         bootstrap test of the mean delta) or "wilcoxon" (Wilcoxon signed-rank).
@@ -318,7 +332,9 @@ def compare(
         A `pl.DataFrame` that prints every column and records `test`, `correction` and the other options
         (see `Comparison`).  One row per (metric, system), metrics in the given (column) order, systems by
         mean descending:
-        `metric`, the system column, `queries`, `mean`, `ci_low`, `ci_high`, and against the baseline
+        `metric`, the system column, `queries`, `mean` (for a measure whose summary is not the mean, its
+        summary: the sum for num_ret and the other counts, the geometric mean for gm_map and gm_bpref, as
+        `evaluate_mean` gives it; see the module docstring), `ci_low`, `ci_high`, and against the baseline
         `delta` (mean of system - baseline), `delta_ci_low`, `delta_ci_high`, `p_value`, `p_adjusted`,
         `effect_size` (paired Cohen's d), `wins`, `ties`, `losses`.  The baseline's own row has nulls in
         the comparison columns.
@@ -391,6 +407,12 @@ def compare(
     if options.missing == "error":
         _check_complete(frame, options, systems, present)
     kept = {metric: _kept_queries(metric, values[metric], options) for metric in metric_names}
+    # a geometric-mean measure (gm_map) is compared on the log of its floored values (`_on_summary_scale`), and
+    # its default baseline is the system of the lowest geometric mean
+    summaries = {metric: summary_of(metric) for metric in metric_names}
+    for metric, summary in summaries.items():
+        if summary == "geometric":
+            values[metric] = np.log(np.maximum(values[metric], GEOMETRIC_FLOOR))
     baselines = {
         metric: _baseline_index(metric, values[metric][kept[metric]], systems, options) for metric in metric_names
     }
@@ -404,7 +426,7 @@ def compare(
     for group in groups.values():
         matrices = [values[metric][kept[metric]] for metric in group]
         for result in _compare_group(group, matrices, [baselines[m] for m in group], systems, options, seeds, stats):
-            results[result.metric] = result
+            results[result.metric] = _on_summary_scale(result, summaries[result.metric])
     return _table([results[metric] for metric in metric_names], systems, options)
 
 
@@ -813,6 +835,40 @@ def _compare_group(
             )
         )
     return results
+
+
+def _on_summary_scale(result: _MetricResult, summary: Summary) -> _MetricResult:
+    """A metric's result with its means as `evaluate_mean` summarises the measure (`Definition.summary`).
+
+    "mean": as computed.  "sum" (num_ret, num_rel...): the means, intervals and deltas times the n queries,
+    sums over them (every test, effect size and count is the same for a sum as for the mean).  "geometric"
+    (gm_map, gm_bpref): the comparison ran on y = log(max(x, 1e-5)); the mean and its interval are exp of
+    those of y, the geometric means, and the delta is the difference of the geometric means, GM_b * (r - 1)
+    for the ratio r = GM_s / GM_b = exp(mean(y_s - y_b)), its interval the same of the interval of r.
+    """
+    if summary == "sum":
+        n = float(result.queries)
+        return replace(
+            result,
+            mean=result.mean * n,
+            ci_low=result.ci_low * n,
+            ci_high=result.ci_high * n,
+            delta=result.delta * n,
+            delta_ci_low=result.delta_ci_low * n,
+            delta_ci_high=result.delta_ci_high * n,
+        )
+    if summary == "geometric":
+        baseline = float(np.exp(result.mean[result.baseline]))
+        return replace(
+            result,
+            mean=np.exp(result.mean),
+            ci_low=np.exp(result.ci_low),
+            ci_high=np.exp(result.ci_high),
+            delta=baseline * np.expm1(result.delta),
+            delta_ci_low=baseline * np.expm1(result.delta_ci_low),
+            delta_ci_high=baseline * np.expm1(result.delta_ci_high),
+        )
+    return result
 
 
 def _t_interval(samples: FloatArray, mean: FloatArray, quantile: float) -> tuple[FloatArray, FloatArray]:

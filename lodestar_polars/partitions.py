@@ -42,7 +42,7 @@ from typing import Any
 
 import polars as pl
 
-from ._mean import QUERIES, UNJUDGED, finish_means, sum_aggregations
+from ._mean import QUERIES, UNJUDGED, finish_means, sum_aggregations, summand, summary_of
 from ._spec import ZERO_WEIGHTS_MESSAGE
 from .namespace import RankMetricsLazyFrame, rank_metrics
 
@@ -422,7 +422,9 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
     """Combine mean frames computed over disjoint sets of queries into the frame the whole would give.
 
     Each mean is weighted by its `weight_sum` and the counts (`queries`, `weight_sum`,
-    `queries_without_judgments`) are added.  A null mean (a part without query) adds nothing to its
+    `queries_without_judgments`) are added.  A measure whose summary is not the mean is combined as its own:
+    a geometric mean (gm_map, gm_bpref) as exp of the `weight_sum`-weighted mean of the parts' logs, a sum
+    (num_ret, num_rel, ...) as the sum of the parts.  A null mean (a part without query) adds nothing to its
     column; `queries` and `weight_sum` count the first mean's queries, so a part whose first mean is null
     adds nothing to them either.  The frames must not share a query (each must hold whole queries).  Exact
     for the mean columns whose queries are those counted in `weight_sum`: always, unless `no_relevant=None`
@@ -521,10 +523,17 @@ def combine_means(means: Sequence[pl.DataFrame], by: str | Sequence[str] | None 
 
 
 def _combined_mean(name: str) -> pl.Expr:
-    """The parts' means weighted by their weight_sum; a part whose mean is null (no query) adds nothing."""
+    """The parts' summaries combined as the column's measure forms its summary (`_mean.summary_of`): means
+    weighted by their weight_sum; geometric means (gm_map) as exp of the weighted mean of their logs (each
+    part's log is its weighted mean of logs); sums (num_ret) added.  A part whose value is null (no query) adds
+    nothing."""
+    summary = summary_of(name)
     present = pl.col(name).is_not_null()
-    weighted = (pl.col(name) * pl.col("weight_sum")).filter(present).sum()
-    return pl.when(present.any()).then(weighted / pl.col("weight_sum").filter(present).sum()).alias(name)
+    if summary == "sum":
+        return pl.when(present.any()).then(pl.col(name).filter(present).sum()).alias(name)
+    weighted = (summand(pl.col(name), summary) * pl.col("weight_sum")).filter(present).sum()
+    mean = weighted / pl.col("weight_sum").filter(present).sum()
+    return pl.when(present.any()).then(mean.exp() if summary == "geometric" else mean).alias(name)
 
 
 def _check_mean_frame(index: int, frame: pl.DataFrame, groups: list[str], values: list[str]) -> None:

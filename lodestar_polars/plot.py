@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 OUTCOME_COLORS = {"win": "#1a9850", "tie": "#9e9e9e", "loss": "#d73027"}
 STATUS_COLORS = {"baseline": "#636363", "better": "#1a9850", "worse": "#d73027", "not significant": "#4c78a8"}
 _CUTOFF_COLUMN = re.compile(r"^(?P<metric>.+)@(?P<k>\d+)$")
+# a measure at a recall level or a multiplier (iprec@0.5, rprec_mult@0.2): not a cut-off
+_LEVEL_COLUMN = re.compile(r"^.+@\d*\.\d+$")
 
 
 def _require_altair() -> None:
@@ -123,9 +125,17 @@ def cutoff_curve(means: pl.DataFrame | pl.LazyFrame, *, by: str | None = None, m
     found = {match["metric"] for match in matches.values() if match}
     if metric is None:
         if len(found) != 1:
+            at_levels = [name for name in schema.names() if _LEVEL_COLUMN.match(name)]
             msg = (
                 f"cutoff_curve needs columns named metric@k for one metric; found {sorted(found) or 'none'} "
-                f"in {schema.names()}" + ("; pass metric=" if len(found) > 1 else "")
+                f"in {schema.names()}"
+                + ("; pass metric=" if len(found) > 1 else "")
+                + (
+                    f"; {', '.join(at_levels)}: at a recall level or a multiplier of R (name@x, x a decimal), "
+                    "not a cut-off k"
+                    if at_levels and not found
+                    else ""
+                )
             )
             raise ValueError(msg)
         metric = found.pop()

@@ -744,3 +744,50 @@ def test_trec_eval_usage_errors_exit_2(tmp_path: Path, measure: str, fragment: s
 
 def test_trec_eval_needs_two_files() -> None:
     assert_usage_error(cli("trec_eval", "-q", "qrels.txt"), "the following arguments are required: RUN")
+
+
+@pytest.mark.parametrize("judged", [False, True], ids=["relevance column", "qrels"])
+@pytest.mark.parametrize("route", [[], ["--per-query", "per_query.parquet"], ["--partitions", "2"]])
+def test_evaluate_summarises_each_measure_as_it_declares(tmp_path: Path, judged: bool, route: list[str]) -> None:
+    """The summary of gm_map and gm_bpref is trec_eval's geometric mean (floor 1e-5), of num_ret and num_rel_ret
+    the sum over queries, of ap the mean: through the single plan, the per-query route (the mean taken from the
+    per-query rows) and the partitions.  Oracle: pytrec_eval's per-query values (its gm_* are trec_eval's
+    log(max(x, 1e-5))), summarised by hand."""
+    rng = np.random.default_rng(5)
+    rows = [
+        {"query": f"q{q}", "doc": f"d{d}", "relevance": int(rng.integers(0, 3)), "score": float(rng.random())}
+        for q in range(9)
+        for d in rng.choice(12, size=int(rng.integers(2, 8)), replace=False)
+    ]
+    run = pl.DataFrame(rows).filter((pl.col("query") != "q8") | (pl.col("relevance") == 0))  # q8: AP 0 (floor)
+    qrels = {q: {} for q in run["query"]}
+    for row in run.iter_rows(named=True):
+        qrels[row["query"]][row["doc"]] = row["relevance"]
+    if judged:  # judgments of documents the run did not retrieve count in R
+        for query in qrels:
+            qrels[query]["unretrieved"] = 1
+    measures = {"gm_map": "geometric", "gm_bpref": "geometric", "num_ret": "sum", "num_rel_ret": "sum", "ap": "mean"}
+    theirs = {
+        "gm_map": "gm_map",
+        "gm_bpref": "gm_bpref",
+        "num_ret": "num_ret",
+        "num_rel_ret": "num_rel_ret",
+        "ap": "map",
+    }
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, set(theirs.values())).evaluate(
+        {q: dict(zip(part["doc"], part["score"], strict=True)) for (q,), part in run.group_by("query")}
+    )
+    assert any(values["num_rel_ret"] == 0 for values in per_query.values())  # an AP of 0: the floor
+    run.write_parquet(tmp_path / "run.parquet")
+    arguments: list[object] = ["evaluate", "run.parquet", "-m", ",".join(measures), "--ties", "doc", "--doc", "doc"]
+    if judged:
+        judgments = [{"query": q, "doc": d, "relevance": r} for q, docs in qrels.items() for d, r in docs.items()]
+        pl.DataFrame(judgments).write_parquet(tmp_path / "qrels.parquet")
+        arguments += ["--qrels", "qrels.parquet"]
+    result = cli(*arguments, *route, "--summary", "summary.json", "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())[0]
+    for ours, kind in measures.items():
+        values = [per_query[query][theirs[ours]] for query in sorted(per_query)]
+        expected = {"geometric": np.exp(np.mean(values)), "sum": np.sum(values), "mean": np.mean(values)}[kind]
+        assert summary[ours] == pytest.approx(expected, rel=1e-9), ours

@@ -708,3 +708,124 @@ def test_other_frames_made_from_it_are_plain_dataframes(derive: Callable[[Any], 
     assert type(derived) is pl.DataFrame
     assert str(derived).startswith("shape: (")
     assert derived._repr_html_().startswith("<div>")
+
+
+# -- measures whose summary is not the mean: compare reports the summary evaluate_mean forms ---------------------
+
+
+def two_systems_with_judgments(n_queries: int = 30, seed: int = 7) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Two TREC runs over the same judged queries (pytrec_eval's dicts), each query retrieving 3..8 documents,
+    some queries with no relevant document retrieved (AP 0: the geometric mean's floor)."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    runs: dict[str, dict[str, dict[str, float]]] = {"a": {}, "b": {}}
+    for q in range(n_queries):
+        query = f"q{q}"
+        qrels[query] = {f"d{d}": int(rng.integers(0, 3)) for d in range(10)}
+        qrels[query]["d0"] = 1  # every query has a relevant document
+        for system in runs:
+            docs = rng.choice(10, size=int(rng.integers(3, 9)), replace=False)
+            runs[system][query] = {f"d{d}": float(rng.random()) for d in docs}
+    return runs, qrels
+
+
+def per_query_of(runs: dict[str, dict], qrels: dict[str, dict], measures: list[str]) -> pl.DataFrame:
+    frame = pl.DataFrame(
+        [
+            {"model": system, "query": query, "doc": doc, "score": score}
+            for system, run in runs.items()
+            for query, docs in run.items()
+            for doc, score in docs.items()
+        ]
+    )
+    judgments = pl.DataFrame(
+        [{"query": q, "doc": d, "relevance": level} for q, docs in qrels.items() for d, level in docs.items()]
+    )
+    return frame.rank_metrics.evaluate(measures, by="model", doc="doc", ties="doc", qrels=judgments)
+
+
+def test_a_geometric_mean_measure_is_compared_on_its_logs_and_reported_as_its_geometric_mean() -> None:
+    """gm_map: the mean is trec_eval's geometric mean exp(mean(log(max(AP, 1e-5)))), the test is on those logs.
+    Oracle: pytrec_eval's per-query gm_map (trec_eval's log(max(AP, 1e-5))), scipy on the logs."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    runs, qrels = two_systems_with_judgments()
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"gm_map"})
+    logs = {
+        system: np.array([values["gm_map"] for _, values in sorted(evaluator.evaluate(run).items())])
+        for system, run in runs.items()
+    }
+    assert (logs["a"] == math.log(1e-5)).any() or (logs["b"] == math.log(1e-5)).any()  # the floor is reached
+    table = lp.compare(per_query_of(runs, qrels, ["gm_map"]), system="model", baseline="a", metrics="gm_map")
+    gm = {system: math.exp(values.mean()) for system, values in logs.items()}
+    for system in ("a", "b"):
+        got = row(table, system, "gm_map")
+        interval = stats.t.interval(0.95, len(logs[system]) - 1, loc=logs[system].mean(), scale=stats.sem(logs[system]))
+        assert got["mean"] == pytest.approx(gm[system], rel=1e-10)
+        assert (got["ci_low"], got["ci_high"]) == pytest.approx(tuple(math.exp(x) for x in interval), rel=1e-10)
+    compared = row(table, "b", "gm_map")
+    log_delta = logs["b"] - logs["a"]
+    assert compared["delta"] == pytest.approx(gm["b"] - gm["a"], rel=1e-10)
+    assert compared["p_value"] == pytest.approx(stats.ttest_rel(logs["b"], logs["a"]).pvalue, rel=1e-10)
+    assert compared["effect_size"] == pytest.approx(log_delta.mean() / log_delta.std(ddof=1), rel=1e-10)
+    ratio = stats.t.interval(0.95, len(log_delta) - 1, loc=log_delta.mean(), scale=stats.sem(log_delta))
+    expected = tuple(gm["a"] * (math.exp(x) - 1.0) for x in ratio)
+    assert (compared["delta_ci_low"], compared["delta_ci_high"]) == pytest.approx(expected, rel=1e-10)
+    assert compared["delta_ci_low"] <= compared["delta"] <= compared["delta_ci_high"]
+    assert (compared["wins"], compared["ties"], compared["losses"]) == (
+        int((log_delta > 0).sum()),
+        int((log_delta == 0).sum()),
+        int((log_delta < 0).sum()),
+    )
+    # the report prints the geometric mean, as trec_eval's gm_map line
+    assert f"| a | {gm['a']:.4f}" in lp.report(table).replace("**", "")
+
+
+def test_a_count_measure_is_reported_as_its_sum_over_the_queries() -> None:
+    """num_ret and num_rel_ret: trec_eval's `all` line is the sum over queries; the test is the same as on the
+    mean (a sum over the same n queries is n times it).  Oracle: pytrec_eval's per-query counts, scipy."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    runs, qrels = two_systems_with_judgments(seed=11)
+    counts = {
+        (system, name): np.array(
+            [v[name] for _, v in sorted(pytrec_eval.RelevanceEvaluator(qrels, {name}).evaluate(run).items())]
+        )
+        for system, run in runs.items()
+        for name in ("num_ret", "num_rel_ret")
+    }
+    table = lp.compare(
+        per_query_of(runs, qrels, ["num_ret", "num_rel_ret"]), system="model", baseline="a", test="permutation", seed=1
+    )
+    for metric, theirs in (("num_ret", "num_ret"), ("num_rel_ret", "num_rel_ret")):
+        a, b = counts[("a", theirs)], counts[("b", theirs)]
+        assert row(table, "a", metric)["mean"] == pytest.approx(a.sum(), rel=1e-12)
+        compared = row(table, "b", metric)
+        assert compared["mean"] == pytest.approx(b.sum(), rel=1e-12)
+        assert compared["delta"] == pytest.approx(b.sum() - a.sum(), rel=1e-12, abs=1e-9)
+        assert compared["delta_ci_low"] <= compared["delta"] <= compared["delta_ci_high"]
+        assert compared["ci_high"] - compared["ci_low"] > 1.0  # an interval of the sum, not of the mean
+    # t on the sum: the same p-value and effect size as on the per-query values
+    t_table = lp.compare(per_query_of(runs, qrels, ["num_ret"]), system="model", baseline="a")
+    a, b = counts[("a", "num_ret")], counts[("b", "num_ret")]
+    compared = row(t_table, "b", "num_ret")
+    assert compared["p_value"] == pytest.approx(stats.ttest_rel(b, a).pvalue, rel=1e-10)
+    interval = stats.t.interval(0.95, len(a) - 1, loc=(b - a).mean(), scale=stats.sem(b - a))
+    assert (compared["delta_ci_low"], compared["delta_ci_high"]) == pytest.approx(
+        tuple(x * len(a) for x in interval), rel=1e-10
+    )
+
+
+def test_the_default_baseline_of_a_geometric_mean_measure_is_the_lowest_geometric_mean() -> None:
+    """Two systems whose arithmetic and geometric means order them differently: a has the lower arithmetic mean
+    (0.5 against 0.55), b the lower geometric mean (a value 0 floored at 1e-5: 0.00316 against 0.5)."""
+    frame = pl.DataFrame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "query": [1, 2, 1, 2],
+            "gm_map": [0.5, 0.5, 0.0, 1.0],
+            "ap": [0.5, 0.5, 0.0, 1.0],
+        }
+    )
+    table = lp.compare(frame, system="model", test="permutation", seed=0)
+    assert row(table, "b", "gm_map")["p_value"] is None  # b is gm_map's baseline...
+    assert row(table, "b", "gm_map")["mean"] == pytest.approx(math.sqrt(1e-5), rel=1e-12)
+    assert row(table, "a", "ap")["p_value"] is None  # ...and a ap's

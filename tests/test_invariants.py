@@ -806,6 +806,19 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
     assert exprs.hit_rate is exprs.success
 
 
+def test_every_measure_without_an_expression_is_named_where_docs_exprs_says_why() -> None:
+    """docs/exprs.md gives the reason a measure is not a `lodestar_polars.exprs` expression; every measure of the
+    table without one is named there (in backticks, as `evaluate` names it), and every one with one has its row."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "exprs.md").read_text(encoding="utf-8")
+    start = text.index("The other measures are not expressions")
+    reasons = text[start : text.index("`evaluate` computes every measure.", start)]
+    for kind in MEASURES:
+        if kind.expression is None:
+            assert re.search(rf"`{re.escape(kind.name)}(@k)?`", reasons), f"{kind.name}: no reason in docs/exprs.md"
+        else:
+            assert f"| `{kind.expression}(" in text, f"{kind.expression}: no row in docs/exprs.md"
+
+
 def with_and_without(cutoff: int) -> list[Measure]:
     """Every measure that takes a cut-off, without one and at `cutoff`."""
     return [m for kind in CUT_OFF_KINDS for m in (Measure(kind, None), Measure(kind, cutoff))]

@@ -392,6 +392,36 @@ def test_combine_means_by_group_equals_each_group_whole() -> None:
     assert_frame_equal(combined, group_means(kept), rel_tol=1e-12)
 
 
+def test_combine_means_combines_a_geometric_mean_and_a_sum_as_their_measures_summarise() -> None:
+    """gm_map's parts combine into trec_eval's geometric mean over every query, exp(mean(log(max(AP, 1e-5)))),
+    and num_ret's into the sum over every query (not their weighted arithmetic means).  Oracle: pytrec_eval's
+    per-query gm_map (trec_eval's log(max(AP, 1e-5))) and num_ret, summarised by hand."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(3)
+    qrels = {f"q{q}": {f"d{d}": int(rng.integers(0, 2)) for d in range(8)} | {"d0": 1} for q in range(12)}
+    run = {
+        query: {f"d{d}": float(rng.random()) for d in rng.choice(8, size=int(rng.integers(2, 8)), replace=False)}
+        for query in qrels
+    }
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"gm_map", "num_ret"}).evaluate(run)
+    frame = pl.DataFrame([{"query": q, "doc": d, "score": s} for q, docs in run.items() for d, s in docs.items()])
+    judgments = pl.DataFrame(
+        [{"query": q, "doc": d, "relevance": r} for q, docs in qrels.items() for d, r in docs.items()]
+    )
+    part = pl.col("query").str.slice(1).cast(pl.Int64) % 3
+    parts = [
+        frame.filter(part == index).rank_metrics.evaluate_mean(
+            ["gm_map", "num_ret", "ap"], doc="doc", ties="doc", qrels=judgments.filter(part == index)
+        )
+        for index in range(3)
+    ]
+    combined = combine_means(parts)
+    logs = [values["gm_map"] for values in theirs.values()]
+    assert combined["gm_map"].item() == pytest.approx(np.exp(np.mean(logs)), rel=1e-12)
+    assert combined["num_ret"].item() == sum(values["num_ret"] for values in theirs.values())
+    assert combined["queries"].item() == len(qrels)
+
+
 def test_combine_means_refuses_mismatched_frames() -> None:
     frame = ragged_run(seed=1)
     with pytest.raises(ValueError, match="combine_means takes one-row frames with the same columns"):

@@ -100,6 +100,27 @@ def test_cutoff_curve_needs_one_metric_with_cutoffs(runs: pl.DataFrame) -> None:
         plot.cutoff_curve(means, by="run", metric="ndcg")
 
 
+def test_measures_with_options_and_recall_levels_through_compare_report_and_the_plots(runs: pl.DataFrame) -> None:
+    """rbp(p=0.8)@k and iprec@level, as `evaluate` names them: compare, report and the per-query plots take
+    them; cutoff_curve takes the cut-offs of rbp(p=0.8) and refuses recall levels, saying they are not cut-offs."""
+    options: dict[str, Any] = {"query": "query_id", "by": "model", "doc": "doc_id", "ties": "doc"}
+    names = ["rbp(p=0.8)@5", "iprec@0.5"]
+    per_query = runs.rank_metrics.evaluate(names, **options)
+    table = lp.compare(per_query, system="model", query="query_id", baseline="bm25")
+    assert table["metric"].unique(maintain_order=True).to_list() == names
+    assert "| rbp(p=0.8)@5 | iprec@0.5 |" in lp.report(table)
+    assert {point["metric"] for point in spec_and_values(plot.means(table))[1]} == set(names)
+    for name in names:
+        chart = plot.per_query_delta(per_query, system="model", baseline="bm25", metric=name, query="query_id")
+        assert spec_and_values(chart)[1]
+        assert spec_and_values(plot.distribution(per_query, system="model", metric=name))[1]
+    means = runs.rank_metrics.evaluate_mean(["rbp(p=0.8)@1", "rbp(p=0.8)@5", "iprec@0.2", "iprec@0.5"], **options)
+    values = spec_and_values(plot.cutoff_curve(means, by="model"))[1]
+    assert sorted({point["k"] for point in values}) == [1, 5]
+    with pytest.raises(ValueError, match=r"found none .*; iprec@0\.2, iprec@0\.5: at a recall level or a multiplier"):
+        plot.cutoff_curve(means.select("model", "iprec@0.2", "iprec@0.5"), by="model")
+
+
 @pytest.mark.parametrize("metrics", [["ndcg@10"], ["ndcg@5", "ndcg@10"]])
 def test_means_marks_baseline_and_significance(per_query: pl.DataFrame, metrics: list[str]) -> None:
     table = lp.compare(per_query, system="model", query="query_id", metrics=metrics, baseline="bm25")

@@ -493,3 +493,59 @@ def test_integer_ids_of_different_widths_join_as_in_polars(spark: SparkSession) 
         lodestar_spark.evaluate(_to_spark(spark, run), ["ap", "num_rel"], qrels=_to_spark(spark, qrels), **options)
     )
     assert_frame_equal(got, expected)
+
+
+@pytest.mark.parametrize("judgments", [False, True], ids=["relevance column", "qrels"])
+def test_evaluate_mean_summarises_each_measure_as_it_declares(spark: SparkSession, judgments: bool) -> None:
+    """Per `by` group and weighted: gm_map and gm_bpref as trec_eval's geometric mean (floor 1e-5), num_ret and
+    num_rel_ret as the sum, ap as the mean.  Oracle: pytrec_eval's per-query values (its gm_* are trec_eval's
+    log(max(x, 1e-5))), summarised by hand with the weights."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = np.random.default_rng(9)
+    rows = [
+        {"query": f"q{q}", "doc": f"d{d}", "relevance": int(rng.integers(0, 3)), "score": float(rng.random())}
+        for q in range(12)
+        for d in rng.choice(10, size=int(rng.integers(2, 8)), replace=False)
+    ]
+    # q11 retrieves no relevant document: AP 0, the geometric mean's floor
+    run = pl.DataFrame(rows).filter((pl.col("query") != "q11") | (pl.col("relevance") == 0))
+    run = run.with_columns(
+        group=pl.col("query").str.slice(1).cast(pl.Int64) % 2, weight=1.0 + pl.col("query").str.slice(1).cast(pl.Int64)
+    )
+    qrels: dict[str, dict[str, int]] = {q: {} for q in run["query"]}
+    for row in run.iter_rows(named=True):
+        qrels[row["query"]][row["doc"]] = row["relevance"]
+    if judgments:
+        for query in qrels:
+            qrels[query]["unretrieved"] = 1
+    theirs = {
+        "gm_map": "gm_map",
+        "gm_bpref": "gm_bpref",
+        "num_ret": "num_ret",
+        "num_rel_ret": "num_rel_ret",
+        "ap": "map",
+    }
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, set(theirs.values())).evaluate(
+        {q: dict(zip(part["doc"], part["score"], strict=True)) for (q,), part in run.group_by("query")}
+    )
+    assert any(values["num_rel_ret"] == 0 for values in per_query.values())
+    options: dict[str, Any] = {"doc": "doc", "ties": "doc", "by": "group", "weight": "weight"}
+    if judgments:
+        table = [{"query": q, "doc": d, "relevance": r} for q, docs in qrels.items() for d, r in docs.items()]
+        options["qrels"] = _to_spark(spark, pl.DataFrame(table))
+    frame = run.drop("relevance") if judgments else run
+    got = lodestar_spark.evaluate_mean(_to_spark(spark, frame), list(theirs), **options).sort("group")
+    weights = dict(run.select("query", "weight").unique().iter_rows())
+    for row in got.iter_rows(named=True):
+        queries = [q for q in per_query if int(q[1:]) % 2 == row["group"]]
+        w = np.array([weights[q] for q in queries])
+        for ours, name in theirs.items():
+            values = np.array([per_query[q][name] for q in queries])
+            expected = {
+                "gm_map": np.exp(np.sum(w * values) / w.sum()),
+                "gm_bpref": np.exp(np.sum(w * values) / w.sum()),
+                "num_ret": np.sum(w * values),
+                "num_rel_ret": np.sum(w * values),
+                "ap": np.sum(w * values) / w.sum(),
+            }[ours]
+            assert row[ours] == pytest.approx(expected, rel=1e-9), (row["group"], ours)

@@ -23,9 +23,9 @@ Which measures are expressions
   because R comes from the judgments there and rows with a null relevance (unjudged) are refused as bad values
   here; the set measures, which on the frame's rows alone are `precision()` (set_P) or 1 (set_recall); the
   geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one (the per-group value is
-  AP; aggregate the groups' values yourself); the counts num_ret and num_rel_ret, which are `pl.len()` and a
-  sum in plain Polars.  The other in-frame measures (rbp_resid, utility) could be expressions but are not
-  written yet: use `evaluate`.
+  AP; aggregate the groups' values yourself); the counts num_ret, num_rel_ret and num_nonrel_judged_ret,
+  which are `pl.len()` and sums in plain Polars.  The other in-frame measures (rbp_resid, utility,
+  relative_P) could be expressions but are not written yet: use `evaluate`.
 - The measure layer (`measures/`) is not reused: its terms are written against the plan's row columns
   (positions, relevant-before counts, sums per tie block from a group-by on (query, score)), which do not
   exist inside an aggregation.  Two helpers carry the shared work here instead: `_positional_sum`
