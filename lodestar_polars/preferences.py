@@ -318,42 +318,140 @@ def _pa_groups(pa: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _shared_pairs(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
-    """Per query, what prefs_pair* need beyond the group counts: the preferences between docs judged in two or
-    more JGs of the query (only there can a doc pair carry several preferences), pair by pair."""
-    shared = judged.group_by(Q, DOC).agg(pl.col(JG).n_unique().alias("jgs")).filter(pl.col("jgs") > 1)
-    rows = judged.join(shared, on=[Q, DOC], how="semi")
-    ec = rows.filter(~pl.col("pa")).select(Q, JG, LEVEL, "rank")
-    ec_edges = (
-        ec.join(ec, on=[Q, JG], suffix="_b")
-        .filter(pl.col(LEVEL) > pl.col("level_b"))
-        .select(Q, JG, pl.col("rank").alias("a"), pl.col("rank_b").alias("b"))
-    )
-    pa_ranks = rows.filter("pa").select(Q, JG, "rank").unique()
-    pa_edges = edges.join(pa_ranks, left_on=[Q, JG, "a"], right_on=[Q, JG, "rank"], how="semi").join(
-        pa_ranks, left_on=[Q, JG, "b"], right_on=[Q, JG, "rank"], how="semi"
-    )
-    ret = judged.select(Q, "rank", "ret").unique()
-    lo, hi = pl.min_horizontal("a", "b"), pl.max_horizontal("a", "b")
-    by_pair = (
-        pl.concat([ec_edges, pa_edges])
-        .group_by(Q, lo.alias("lo"), hi.alias("hi"))
-        .agg(pl.len().cast(pl.Int64).alias("k"), (pl.col("a") < pl.col("b")).sum().cast(pl.Int64).alias("fwd"))
-        .join(ret, left_on=[Q, "lo"], right_on=[Q, "rank"])
-        .join(ret, left_on=[Q, "hi"], right_on=[Q, "rank"], suffix="_hi")
-    )
+    """Per query, what prefs_pair* need beyond the group counts, by retrieval category (ret, imp, none) of the doc
+    pairs that carry two or more preferences: how many such pairs (``sh_n``), their preferences (``sh_k``),
+    the fulfilled ones (``sh_ful``) and the sum of their fulfilled fractions (``sh_sum``).
+
+    Built from rows (query, category, k, n, fwd): n doc pairs carrying k preferences each, fwd of them
+    fulfilled in all; a pair counted by the EC level signatures (`_signature_pairs`) and corrected for its
+    PA preferences (`_pa_pair_corrections`) is a row with n = -1 and a row with n = +1."""
+    rows = pl.concat([_signature_pairs(judged), _pa_pair_corrections(judged, edges)])
+    by_k = rows.group_by(Q, "category", "k").agg(pl.col("n").sum(), pl.col("fwd").sum())
     aggregations = []
-    for category, where in (
-        ("ret", pl.col("ret_hi")),
-        ("imp", pl.col("ret") & ~pl.col("ret_hi")),
-        ("none", ~pl.col("ret")),
-    ):
+    for category in ("ret", "imp", "none"):
+        mine = pl.col("category") == category
         aggregations += [
-            pl.col("fwd").filter(where).sum().alias(f"sh_ful_{category}"),
-            pl.col("k").filter(where).sum().alias(f"sh_k_{category}"),
-            (pl.col("fwd") / pl.col("k")).filter(where).sum().alias(f"sh_sum_{category}"),
-            where.sum().cast(pl.Int64).alias(f"sh_n_{category}"),
+            pl.col("fwd").filter(mine).sum().alias(f"sh_ful_{category}"),
+            (pl.col("n") * pl.col("k")).filter(mine).sum().alias(f"sh_k_{category}"),
+            (pl.col("fwd") / pl.col("k")).filter(mine).sum().alias(f"sh_sum_{category}"),
+            pl.col("n").filter(mine).sum().alias(f"sh_n_{category}"),
         ]
-    return by_pair.group_by(Q).agg(aggregations)
+    return by_k.group_by(Q).agg(aggregations)
+
+
+def _category(ret_first: pl.Expr, ret_second: pl.Expr) -> pl.Expr:
+    """A doc pair's category, its first doc (in docid rank) retrieved or not, its second too."""
+    return pl.when(ret_second).then(pl.lit("ret")).when(ret_first).then(pl.lit("imp")).otherwise(pl.lit("none"))
+
+
+def _signature_pairs(judged: pl.LazyFrame) -> pl.LazyFrame:
+    """The EC groups' preferences between docs judged in two or more EC groups of a query, counted by level
+    signature: docs with the same levels in the same EC groups (a class) carry the same preferences to any
+    other doc, so class A's docs prefer class B's in f(A, B) groups and the reverse in k(A, B) - f(A, B).
+    Rows per class pair with k >= 2: the ordered pairs ranked A first, both retrieved (``before``, a running
+    count over the retrieved docs: retrieved docs x classes rows); A retrieved, B not (sizes multiplied); neither
+    retrieved (sizes multiplied, each unordered class pair once)."""
+    ec = judged.filter(~pl.col("pa")).select(Q, JG, DOC, LEVEL, "rank", "ret")
+    ec = ec.filter(pl.len().over(Q, DOC) > 1)
+    docs = (
+        ec.group_by(Q, DOC)
+        .agg(pl.col("rank").first(), pl.col("ret").first(), pl.struct(JG, LEVEL).sort_by(JG).alias("signature"))
+        .with_columns(pl.col("signature").rank("dense").over(Q).alias("class"))
+        .cache()
+    )
+    ret = pl.col("ret")
+    classes = docs.group_by(Q, "class").agg(
+        pl.col("signature").first(),
+        ret.sum().cast(pl.Int64).alias("n_ret"),
+        (~ret).sum().cast(pl.Int64).alias("n_un"),
+    )
+    levels = classes.select(Q, "class", "signature").explode("signature").unnest("signature")
+    class_pairs = (
+        levels.join(levels, on=[Q, JG], suffix="_b")
+        .filter(pl.col("class") != pl.col("class_b"))
+        .group_by(Q, "class", "class_b")
+        .agg(
+            (pl.col(LEVEL) > pl.col("level_b")).sum().cast(pl.Int64).alias("f"),
+            (pl.col(LEVEL) != pl.col("level_b")).sum().cast(pl.Int64).alias("k"),
+        )
+        .filter(pl.col("k") > 1)
+        .join(classes.select(Q, "class", "n_ret", "n_un"), on=[Q, "class"])
+        .join(classes.select(Q, pl.col("class").alias("class_b"), "n_ret", "n_un"), on=[Q, "class_b"], suffix="_b")
+    )
+    # per retrieved doc (class B) and class A: the retrieved docs of A ranked above it
+    in_class = (pl.col("class") == pl.col("class_b")).cast(pl.Int64)
+    before = (
+        docs.filter("ret")
+        .select(Q, pl.col("class").alias("class_b"), "rank")
+        .join(classes.filter(pl.col("n_ret") > 0).select(Q, "class"), on=Q)
+        .sort(Q, "class", "rank")
+        .with_columns((in_class.cum_sum() - in_class).over(Q, "class").alias("before"))
+        .group_by(Q, "class", "class_b")
+        .agg(pl.col("before").sum().cast(pl.Int64))
+    )
+    both = class_pairs.join(before, on=[Q, "class", "class_b"]).select(
+        Q,
+        pl.lit("ret").alias("category"),
+        "k",
+        pl.col("before").alias("n"),
+        (pl.col("before") * pl.col("f")).alias("fwd"),
+    )
+    one = pl.col("n_ret") * pl.col("n_un_b")
+    implied = class_pairs.select(
+        Q, pl.lit("imp").alias("category"), "k", one.alias("n"), (one * pl.col("f")).alias("fwd")
+    )
+    neither = class_pairs.filter(pl.col("class") < pl.col("class_b")).select(
+        Q,
+        pl.lit("none").alias("category"),
+        "k",
+        (pl.col("n_un") * pl.col("n_un_b")).alias("n"),
+        pl.lit(0, pl.Int64).alias("fwd"),
+    )
+    return pl.concat([both, implied, neither])
+
+
+def _pa_pair_corrections(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
+    """The doc pairs that carry a PA group's preference (pair by pair, as the PA closure already is), between
+    docs judged in two or more groups: each replaces what `_signature_pairs` counted for it (its EC preferences
+    alone, when two or more) by all its preferences."""
+    shared = judged.group_by(Q, DOC).agg(pl.col(JG).n_unique().alias("jgs")).filter(pl.col("jgs") > 1)
+    ranks = judged.join(shared, on=[Q, DOC], how="semi").select(Q, "rank", "ret").unique()
+    lo, hi = pl.min_horizontal("a", "b"), pl.max_horizontal("a", "b")
+    pairs = (
+        edges.join(ranks, left_on=[Q, "a"], right_on=[Q, "rank"], how="semi")
+        .join(ranks, left_on=[Q, "b"], right_on=[Q, "rank"], how="semi")
+        .group_by(Q, lo.alias("lo"), hi.alias("hi"))
+        .agg(pl.len().cast(pl.Int64).alias("k_pa"), (pl.col("a") < pl.col("b")).sum().cast(pl.Int64).alias("f_pa"))
+    )
+    ec = judged.filter(~pl.col("pa")).select(Q, JG, "rank", LEVEL)
+    ec_counts = (
+        pairs.select(Q, "lo", "hi")
+        .join(ec, left_on=[Q, "lo"], right_on=[Q, "rank"])
+        .join(ec, left_on=[Q, JG, "hi"], right_on=[Q, JG, "rank"], suffix="_hi")
+        .group_by(Q, "lo", "hi")
+        .agg(
+            (pl.col(LEVEL) > pl.col("level_hi")).sum().cast(pl.Int64).alias("f_ec"),
+            (pl.col(LEVEL) != pl.col("level_hi")).sum().cast(pl.Int64).alias("k_ec"),
+        )
+    )
+    pairs = (
+        pairs.join(ec_counts, on=[Q, "lo", "hi"], how="left")
+        .with_columns(pl.col("f_ec", "k_ec").fill_null(0))
+        .join(ranks, left_on=[Q, "lo"], right_on=[Q, "rank"])
+        .join(ranks, left_on=[Q, "hi"], right_on=[Q, "rank"], suffix="_hi")
+        .with_columns(_category(pl.col("ret"), pl.col("ret_hi")).alias("category"))
+    )
+    added = pairs.select(
+        Q,
+        "category",
+        (pl.col("k_pa") + pl.col("k_ec")).alias("k"),
+        pl.lit(1, pl.Int64).alias("n"),
+        (pl.col("f_pa") + pl.col("f_ec")).alias("fwd"),
+    )
+    removed = pairs.filter(pl.col("k_ec") > 1).select(
+        Q, "category", pl.col("k_ec").alias("k"), pl.lit(-1, pl.Int64).alias("n"), (-pl.col("f_ec")).alias("fwd")
+    )
+    return pl.concat([added, removed])
 
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
