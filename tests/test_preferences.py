@@ -127,14 +127,14 @@ def test_qrels_prefs_equal_trec_eval(
 
 @st.composite
 def shared_groups_and_runs(draw: st.DrawFn) -> tuple[Prefs, RunRows]:
-    """Two to four JGs per query over one pool of docs (each judging all of it or part of it), most of them EC
+    """Two to four JGs per query over one pool of docs (each judging all of it or part of it), two in three EC
     groups with levels 0-2 (many docs sharing a level signature across the groups), some of several sub-groups
     (`judgment_groups`); a run retrieving some of the pool (tied scores likely) and unjudged docs."""
     prefs: Prefs = []
     pool = [f"d{i:02d}" for i in range(12)]
     for query in draw(st.lists(st.sampled_from(["q1", "q2"]), min_size=1, max_size=2, unique=True)):
         for jg in range(draw(st.integers(2, 4))):
-            if draw(st.integers(0, 3)) == 0:
+            if draw(st.integers(0, 2)) == 0:
                 prefs += draw(judgment_groups(query, f"g{jg}", pool))
                 continue
             docs = pool if draw(st.booleans()) else draw(st.lists(st.sampled_from(pool), min_size=2, unique=True))
@@ -178,6 +178,19 @@ def test_pairs_judged_in_three_groups_by_hand() -> None:
     assert values["prefs_pair"] == pytest.approx((1 + 23 / 3) / 14, abs=1e-12)
     assert values["prefs_pair_ret"] == pytest.approx(1 / 2, abs=1e-12)
     assert values["prefs_pair_imp"] == pytest.approx((1 + 23 / 3) / 11, abs=1e-12)
+
+
+def test_pair_preferred_by_two_ec_groups_and_a_closure_by_hand() -> None:
+    """g1 a:1 > b:0 and g2 a:2 > b:1 (EC); g3 sub-groups b:2 > a:1 and a:2 > c:1, so b>c by transitivity.
+    Retrieved a, b (c not).  {a,b} carries 3 preferences, 2 fulfilled: 2/3; {a,c} and {b,c} 1 each (implied):
+    pair (2/3 + 2) / 3; _ret 2/3; _imp as pair."""
+    prefs: Prefs = [
+        ("q", "g1", "s", "a", 1), ("q", "g1", "s", "b", 0), ("q", "g2", "s", "a", 2), ("q", "g2", "s", "b", 1),
+        ("q", "g3", "s1", "b", 2), ("q", "g3", "s1", "a", 1), ("q", "g3", "s2", "a", 2), ("q", "g3", "s2", "c", 1),
+    ]  # fmt: skip
+    values = per_query(prefs, [("q", "a", 2.0), ("q", "b", 1.0)])["q"]
+    assert values["prefs_pair"] == values["prefs_pair_imp"] == pytest.approx((2 / 3 + 2) / 3, abs=1e-12)
+    assert values["prefs_pair_ret"] == pytest.approx(2 / 3, abs=1e-12)
 
 
 def per_query(prefs: Prefs, run: RunRows, **options: object) -> dict[str, dict[str, float]]:
