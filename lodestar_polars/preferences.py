@@ -366,15 +366,26 @@ def _signature_pairs(judged: pl.LazyFrame) -> pl.LazyFrame:
         (~ret).sum().cast(pl.Int64).alias("n_un"),
     )
     levels = classes.select(Q, "class", "signature").explode("signature").unnest("signature")
-    class_pairs = (
+    # each unordered class pair once, then both ways round (B over A in k - f groups)
+    unordered = (
         levels.join(levels, on=[Q, JG], suffix="_b")
-        .filter(pl.col("class") != pl.col("class_b"))
+        .filter(pl.col("class") < pl.col("class_b"))
         .group_by(Q, "class", "class_b")
         .agg(
             (pl.col(LEVEL) > pl.col("level_b")).sum().cast(pl.Int64).alias("f"),
             (pl.col(LEVEL) != pl.col("level_b")).sum().cast(pl.Int64).alias("k"),
         )
         .filter(pl.col("k") > 1)
+    )
+    reversed_pairs = unordered.select(
+        Q,
+        pl.col("class_b").alias("class"),
+        pl.col("class").alias("class_b"),
+        (pl.col("k") - pl.col("f")).alias("f"),
+        "k",
+    )
+    class_pairs = (
+        pl.concat([unordered, reversed_pairs])
         .join(classes.select(Q, "class", "n_ret", "n_un"), on=[Q, "class"])
         .join(classes.select(Q, pl.col("class").alias("class_b"), "n_ret", "n_un"), on=[Q, "class_b"], suffix="_b")
     )
