@@ -8,7 +8,8 @@ Data (numpy seed 0): one query; `groups` EC judgment groups (one sub-group each)
 retrieving `retrieved` of them (random scores, no ties).  `--measures prefs_simp` leaves the shared doc pairs
 out (only `prefs_pair*` need them).
 
-Each repeat runs in a fresh child process (`python -c CHILD ...`) that builds the frames, then times
+Each repeat runs in a fresh child process (`python -c CHILD ...`, in the temporary folder, so that the
+package imported is the one on PYTHONPATH or installed, printed) that builds the frames, then times
 `evaluate(...).collect()` (wall and CPU seconds) and reports its peak RSS (`VmHWM`, tracked by the kernel;
 the frames and imports are in it, ~0.1-0.2 GB).  Printed: the median wall and CPU seconds, the largest peak,
 the load average before the first child.
@@ -22,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 CHILD = """
 import json, resource, sys, time
@@ -45,7 +47,9 @@ wall, cpu = time.perf_counter(), time.process_time()
 frame = evaluate(run, prefs, names).collect()
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
-print(json.dumps({"wall": wall, "cpu": cpu, "peak_gb": peak / 1e6, "row": frame.row(0, named=True)}))
+import lodestar_polars
+row = frame.row(0, named=True)
+print(json.dumps({"wall": wall, "cpu": cpu, "peak_gb": peak / 1e6, "row": row, "package": lodestar_polars.__file__}))
 """
 
 
@@ -62,8 +66,12 @@ def main() -> None:
     spec = json.dumps([args.docs, args.groups, args.levels, args.retrieved, args.measures])
     results = []
     for _ in range(args.repeats):
-        out = subprocess.run([sys.executable, "-c", CHILD, spec], capture_output=True, text=True, check=True)
+        # run from the temporary folder: `python -c` puts the working directory first on sys.path
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, spec], capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()
+        )
         results.append(json.loads(out.stdout))
+    print(f"package: {results[0]['package']}")
     print(f"values: {results[0]['row']}")
     wall = statistics.median(r["wall"] for r in results)
     cpu = statistics.median(r["cpu"] for r in results)

@@ -10,12 +10,27 @@ other way round from its qrels code), cut at ``max_retrieved``.
 
 Counting, not pairing: an EC group's counts come from its level histogram and, for the fulfilled retrieved
 pairs, from one row per (retrieved doc, level of the group): the work grows with documents x distinct levels,
-not with pairs (~585k possible preferences for a query of the quicktest).  Pairs are materialised only where
-they cannot be counted: the preferences of PA groups (a transitive closure, by at most `CLOSURE_STEPS` joins),
-and, when a ``prefs_pair*`` measure is asked for, the preferences between documents judged in two or more JGs
-of a query (where one doc pair may carry several preferences): two EC groups over the same 2,000 documents
-of a query are 2 x 2.7 million rows there (qrels read with ``-R qrels_prefs`` usually have one JG per query,
-the iteration field being constant).
+not with pairs (~585k possible preferences for a query of the quicktest).  Pairs are materialised only for
+the preferences of PA groups (a transitive closure, by at most `CLOSURE_STEPS` joins).
+
+``prefs_pair*`` average, over the doc pairs that carry a preference, the pair's fulfilled fraction f / k (k
+preferences on the pair from different JGs, f of them fulfilled).  A pair with k = 1 adds what the group counts
+already hold, so only the pairs with k >= 2 are accounted apart, by category, as (number of pairs, sum of k,
+sum of f, sum of f / k) (`_shared_pairs`).  For the EC groups these are counted, not paired: a doc judged in
+two or more EC groups has a *level signature* (its level in each of them), and two docs with the same
+signature carry the same preferences to any other doc, so the pairs between signature classes A and B all
+have k(A, B) = the EC groups judging both at different levels and f(A, B) = those preferring A; per class
+pair, the both-retrieved pairs ranked A first come from a running count over the retrieved docs (retrieved
+docs x classes rows), the implied and not-occurring ones from the classes' sizes.  The work grows with the
+shared documents x distinct signatures plus signatures^2 x groups: with graded levels a few dozen classes;
+where nearly every shared doc has its own signature (near-continuous levels) it is of the order of the
+pairs, as the groups' own counts are then (documents x distinct levels).  No count over the JGs separately
+gives f / k, a ratio of two sums over the same JGs of one pair: for two groups, inclusion-exclusion over the
+pairs tied in g1, in g2 and in both (with running counts per level inside each tie class) would give it in
+documents x levels rows, but with one term per subset of the query's JGs, which a plan built before the data
+is seen cannot enumerate.  The f's are summed as integers per k and divided once per k.  A PA group's
+preferences are pairs already: each pair it prefers (between docs judged in two or more JGs) is corrected
+pair by pair, its EC preferences looked up per group, so this part grows with the PA closure.
 
 trec_eval's quirks kept: ``prefs_avgjg_Rnonrel*`` scores a query 0 when any JG's ratio is 0 / 0, and when it
 keeps only R non-relevant documents of an EC group it counts them against every judged document, the
@@ -324,8 +339,18 @@ def _shared_pairs(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
 
     Built from rows (query, category, k, n, fwd): n doc pairs carrying k preferences each, fwd of them
     fulfilled in all; a pair counted by the EC level signatures (`_signature_pairs`) and corrected for its
-    PA preferences (`_pa_pair_corrections`) is a row with n = -1 and a row with n = +1."""
-    rows = pl.concat([_signature_pairs(judged), _pa_pair_corrections(judged, edges)])
+    PA preferences (`_pa_pair_corrections`) is a row with n = -1 and a row with n = +1.  A query whose
+    counting rows would outnumber its pairs (`_counted_queries`) has its pairs formed (`_pair_rows`)."""
+    docs = _signature_docs(judged)
+    counted = _counted_queries(judged, docs)
+    judged_counted = judged.join(counted, on=Q, how="semi")
+    rows = pl.concat(
+        [
+            _signature_pairs(docs.join(counted, on=Q, how="semi")),
+            _pa_pair_corrections(judged_counted, edges),
+            _pair_rows(judged.join(counted, on=Q, how="anti"), edges),
+        ]
+    )
     by_k = rows.group_by(Q, "category", "k").agg(pl.col("n").sum(), pl.col("fwd").sum())
     aggregations = []
     for category in ("ret", "imp", "none"):
@@ -344,21 +369,44 @@ def _category(ret_first: pl.Expr, ret_second: pl.Expr) -> pl.Expr:
     return pl.when(ret_second).then(pl.lit("ret")).when(ret_first).then(pl.lit("imp")).otherwise(pl.lit("none"))
 
 
-def _signature_pairs(judged: pl.LazyFrame) -> pl.LazyFrame:
-    """The EC groups' preferences between docs judged in two or more EC groups of a query, counted by level
-    signature: docs with the same levels in the same EC groups (a class) carry the same preferences to any
-    other doc, so class A's docs prefer class B's in f(A, B) groups and the reverse in k(A, B) - f(A, B).
-    Rows per class pair with k >= 2: the ordered pairs ranked A first, both retrieved (``before``, a running
-    count over the retrieved docs: retrieved docs x classes rows); A retrieved, B not (sizes multiplied); neither
-    retrieved (sizes multiplied, each unordered class pair once)."""
+def _signature_docs(judged: pl.LazyFrame) -> pl.LazyFrame:
+    """The docs judged in two or more EC groups of a query: rank, retrieved, level signature (its groups and
+    levels) and class (a dense rank of the signature in the query)."""
     ec = judged.filter(~pl.col("pa")).select(Q, JG, DOC, LEVEL, "rank", "ret")
     ec = ec.filter(pl.len().over(Q, DOC) > 1)
-    docs = (
+    return (
         ec.group_by(Q, DOC)
         .agg(pl.col("rank").first(), pl.col("ret").first(), pl.struct(JG, LEVEL).sort_by(JG).alias("signature"))
         .with_columns(pl.col("signature").rank("dense").over(Q).alias("class"))
         .cache()
     )
+
+
+PAIRING_COST_RATIO = 4  # a row of the signature count costs about as much as this many formed pairs
+
+
+def _counted_queries(judged: pl.LazyFrame, docs: pl.LazyFrame) -> pl.LazyFrame:
+    """The queries whose shared pairs are counted by signature: the count's rows (retrieved shared docs x
+    classes, plus classes^2 x EC groups), weighted by `PAIRING_COST_RATIO`, at most the formed pairs (shared
+    docs^2 x EC groups / 2).  Both ways give the same numbers; only the work differs."""
+    groups = judged.filter(~pl.col("pa")).group_by(Q).agg(pl.col(JG).n_unique().cast(pl.Int64).alias("m"))
+    sizes = docs.group_by(Q).agg(
+        pl.len().cast(pl.Int64).alias("n"),
+        pl.col("ret").sum().cast(pl.Int64).alias("n_ret"),
+        pl.col("class").max().cast(pl.Int64).alias("s"),
+    )
+    n, n_ret, s, m = (pl.col(c) for c in ("n", "n_ret", "s", "m"))
+    counting, pairing = (n_ret * s + s * s * m) * PAIRING_COST_RATIO, n * n * m // 2
+    return sizes.join(groups, on=Q).filter(counting <= pairing).select(Q)
+
+
+def _signature_pairs(docs: pl.LazyFrame) -> pl.LazyFrame:
+    """The EC groups' preferences between docs judged in two or more EC groups of a query (`_signature_docs`),
+    counted by level signature: docs with the same levels in the same EC groups (a class) carry the same
+    preferences to any other doc, so class A's docs prefer class B's in f(A, B) groups and the reverse in
+    k(A, B) - f(A, B).  Rows per class pair with k >= 2: the ordered pairs ranked A first, both retrieved
+    (``before``, a running count over the retrieved docs: retrieved docs x classes rows); A retrieved, B not
+    (sizes multiplied); neither retrieved (sizes multiplied, each unordered class pair once)."""
     ret = pl.col("ret")
     classes = docs.group_by(Q, "class").agg(
         pl.col("signature").first(),
@@ -463,6 +511,36 @@ def _pa_pair_corrections(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFr
         Q, "category", pl.col("k_ec").alias("k"), pl.lit(-1, pl.Int64).alias("n"), (-pl.col("f_ec")).alias("fwd")
     )
     return pl.concat([added, removed])
+
+
+def _pair_rows(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
+    """The preferences between docs judged in two or more JGs of a query, pair by pair (each EC group's pairs
+    of different levels, each PA group's closure): one row (n = 1) per doc pair with k >= 2."""
+    shared = judged.group_by(Q, DOC).agg(pl.col(JG).n_unique().alias("jgs")).filter(pl.col("jgs") > 1)
+    rows = judged.join(shared, on=[Q, DOC], how="semi")
+    ec = rows.filter(~pl.col("pa")).select(Q, JG, LEVEL, "rank")
+    ec_edges = (
+        ec.join(ec, on=[Q, JG], suffix="_b")
+        .filter(pl.col(LEVEL) > pl.col("level_b"))
+        .select(Q, JG, pl.col("rank").alias("a"), pl.col("rank_b").alias("b"))
+    )
+    pa_ranks = rows.filter("pa").select(Q, JG, "rank").unique()
+    pa_edges = edges.join(pa_ranks, left_on=[Q, JG, "a"], right_on=[Q, JG, "rank"], how="semi").join(
+        pa_ranks, left_on=[Q, JG, "b"], right_on=[Q, JG, "rank"], how="semi"
+    )
+    ret = judged.select(Q, "rank", "ret").unique()
+    lo, hi = pl.min_horizontal("a", "b"), pl.max_horizontal("a", "b")
+    return (
+        pl.concat([ec_edges, pa_edges])
+        .group_by(Q, lo.alias("lo"), hi.alias("hi"))
+        .agg(pl.len().cast(pl.Int64).alias("k"), (pl.col("a") < pl.col("b")).sum().cast(pl.Int64).alias("fwd"))
+        .filter(pl.col("k") > 1)
+        .join(ret, left_on=[Q, "lo"], right_on=[Q, "rank"])
+        .join(ret, left_on=[Q, "hi"], right_on=[Q, "rank"], suffix="_hi")
+        .select(
+            Q, _category(pl.col("ret"), pl.col("ret_hi")).alias("category"), "k", pl.lit(1, pl.Int64).alias("n"), "fwd"
+        )
+    )
 
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:

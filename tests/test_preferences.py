@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lodestar_polars import cli
+from lodestar_polars import cli, preferences
 from lodestar_polars.preferences import ALL_PREFS, evaluate
 from tests.trec_eval_binary import TrecEval
 
@@ -146,6 +146,14 @@ def shared_groups_and_runs(draw: st.DrawFn) -> tuple[Prefs, RunRows]:
     return prefs, run
 
 
+@pytest.fixture(params=["counted", "paired"])
+def shared_pairs_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """prefs_pair*'s pairs judged in several groups counted by level signature in every query, or formed pair by
+    pair in every query (the plan picks per query by cost; both must give trec_eval's numbers)."""
+    monkeypatch.setattr(preferences, "PAIRING_COST_RATIO", 0 if request.param == "counted" else 10**12)
+
+
+@pytest.mark.usefixtures("shared_pairs_by")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=shared_groups_and_runs(), flags=st.sampled_from([["-q"], ["-q", "-c"], ["-q", "-M", "5"]]))
 def test_pairs_judged_in_several_groups_equal_trec_eval(
@@ -162,6 +170,7 @@ def test_pairs_judged_in_several_groups_equal_trec_eval(
     assert ours([*arguments, str(prefs_path), str(run_path)]) == theirs(trec_eval, arguments, prefs, run, tmp_path)
 
 
+@pytest.mark.usefixtures("shared_pairs_by")
 def test_pairs_judged_in_three_groups_by_hand() -> None:
     """EC groups g1 a b:2 > c f:1 > d e:0; g2 a b f d:1 > c e:0; g3 a b c:1 > d:0.  Retrieved a, c, b (docid
     ranks a0 c1 b2), then d3 e4 f5.  a and b tie everywhere (no pair).  Retrieved pairs {a,c}: g1, g2 a>c: 1;
@@ -180,6 +189,7 @@ def test_pairs_judged_in_three_groups_by_hand() -> None:
     assert values["prefs_pair_imp"] == pytest.approx((1 + 23 / 3) / 11, abs=1e-12)
 
 
+@pytest.mark.usefixtures("shared_pairs_by")
 def test_pair_preferred_by_two_ec_groups_and_a_closure_by_hand() -> None:
     """g1 a:1 > b:0 and g2 a:2 > b:1 (EC); g3 sub-groups b:2 > a:1 and a:2 > c:1, so b>c by transitivity.
     Retrieved a, b (c not).  {a,b} carries 3 preferences, 2 fulfilled: 2/3; {a,c} and {b,c} 1 each (implied):
