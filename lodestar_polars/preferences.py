@@ -10,12 +10,30 @@ other way round from its qrels code), cut at ``max_retrieved``.
 
 Counting, not pairing: an EC group's counts come from its level histogram and, for the fulfilled retrieved
 pairs, from one row per (retrieved doc, level of the group): the work grows with documents x distinct levels,
-not with pairs (~585k possible preferences for a query of the quicktest).  Pairs are materialised only where
-they cannot be counted: the preferences of PA groups (a transitive closure, by at most `CLOSURE_STEPS` joins),
-and, when a ``prefs_pair*`` measure is asked for, the preferences between documents judged in two or more JGs
-of a query (where one doc pair may carry several preferences): two EC groups over the same 2,000 documents
-of a query are 2 x 2.7 million rows there (qrels read with ``-R qrels_prefs`` usually have one JG per query,
-the iteration field being constant).
+not with pairs (~585k possible preferences for a query of the quicktest).  Pairs are materialised only for
+the preferences of PA groups (a transitive closure, by at most `CLOSURE_STEPS` joins).
+
+``prefs_pair*`` average, over the doc pairs that carry a preference, the pair's fulfilled fraction f / k (k
+preferences on the pair from different JGs, f of them fulfilled).  A pair with k = 1 adds what the group counts
+already hold, so only the pairs with k >= 2 are accounted apart, by category, as (number of pairs, sum of k,
+sum of f, sum of f / k) (`_shared_pairs`).  For the EC groups these are counted, not paired: a doc judged in
+two or more EC groups has a *level signature* (its level in each of them), and two docs with the same
+signature carry the same preferences to any other doc, so the pairs between signature classes A and B all
+have k(A, B) = the EC groups judging both at different levels and f(A, B) = those preferring A; per class
+pair, the both-retrieved pairs ranked A first come from a running count over the retrieved docs (retrieved
+docs x classes rows), the implied and not-occurring ones from the classes' sizes.  The work grows with the
+shared documents x distinct signatures plus signatures^2 x groups: with graded levels a few dozen classes
+(two groups over 2,000 docs at 5 levels: 0.14 GB, against 0.48 GB pairing).  Where nearly every shared doc
+has its own signature (near-continuous levels) that is more than the pairs, so per query the plan counts
+only when its rows, weighted by `PAIRING_COST_RATIO`, are at most the pairs, and forms the pairs otherwise
+(`_pair_rows`; the same numbers either way): the groups' own counts (documents x distinct levels) are then
+of the order of the pairs too.  No count over the JGs separately
+gives f / k, a ratio of two sums over the same JGs of one pair: for two groups, inclusion-exclusion over the
+pairs tied in g1, in g2 and in both (with running counts per level inside each tie class) would give it in
+documents x levels rows, but with one term per subset of the query's JGs, which a plan built before the data
+is seen cannot enumerate.  The f's are summed as integers per k and divided once per k.  A PA group's
+preferences are pairs already: each pair it prefers (between docs judged in two or more JGs) is corrected
+pair by pair, its EC preferences looked up per group, so this part grows with the PA closure.
 
 trec_eval's quirks kept: ``prefs_avgjg_Rnonrel*`` scores a query 0 when any JG's ratio is 0 / 0, and when it
 keeps only R non-relevant documents of an EC group it counts them against every judged document, the
@@ -318,8 +336,189 @@ def _pa_groups(pa: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _shared_pairs(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
-    """Per query, what prefs_pair* need beyond the group counts: the preferences between docs judged in two or
-    more JGs of the query (only there can a doc pair carry several preferences), pair by pair."""
+    """Per query, what prefs_pair* need beyond the group counts, by retrieval category (ret, imp, none) of the doc
+    pairs that carry two or more preferences: how many such pairs (``sh_n``), their preferences (``sh_k``),
+    the fulfilled ones (``sh_ful``) and the sum of their fulfilled fractions (``sh_sum``).
+
+    Built from rows (query, category, k, n, fwd): n doc pairs carrying k preferences each, fwd of them
+    fulfilled in all; a pair counted by the EC level signatures (`_signature_pairs`) and corrected for its
+    PA preferences (`_pa_pair_corrections`) is a row with n = -1 and a row with n = +1.  A query whose
+    counting rows would outnumber its pairs (`_counted_queries`) has its pairs formed (`_pair_rows`)."""
+    docs = _signature_docs(judged)
+    counted = _counted_queries(judged, docs)
+    judged_counted = judged.join(counted, on=Q, how="semi")
+    rows = pl.concat(
+        [
+            _signature_pairs(docs.join(counted, on=Q, how="semi")),
+            _pa_pair_corrections(judged_counted, edges),
+            _pair_rows(judged.join(counted, on=Q, how="anti"), edges),
+        ]
+    )
+    by_k = rows.group_by(Q, "category", "k").agg(pl.col("n").sum(), pl.col("fwd").sum())
+    aggregations = []
+    for category in ("ret", "imp", "none"):
+        mine = pl.col("category") == category
+        aggregations += [
+            pl.col("fwd").filter(mine).sum().alias(f"sh_ful_{category}"),
+            (pl.col("n") * pl.col("k")).filter(mine).sum().alias(f"sh_k_{category}"),
+            (pl.col("fwd") / pl.col("k")).filter(mine).sum().alias(f"sh_sum_{category}"),
+            pl.col("n").filter(mine).sum().alias(f"sh_n_{category}"),
+        ]
+    return by_k.group_by(Q).agg(aggregations)
+
+
+def _category(ret_first: pl.Expr, ret_second: pl.Expr) -> pl.Expr:
+    """A doc pair's category, its first doc (in docid rank) retrieved or not, its second too."""
+    return pl.when(ret_second).then(pl.lit("ret")).when(ret_first).then(pl.lit("imp")).otherwise(pl.lit("none"))
+
+
+def _signature_docs(judged: pl.LazyFrame) -> pl.LazyFrame:
+    """The docs judged in two or more EC groups of a query: rank, retrieved, level signature (its groups and
+    levels) and class (a dense rank of the signature in the query)."""
+    ec = judged.filter(~pl.col("pa")).select(Q, JG, DOC, LEVEL, "rank", "ret")
+    ec = ec.filter(pl.len().over(Q, DOC) > 1)
+    return (
+        ec.group_by(Q, DOC)
+        .agg(pl.col("rank").first(), pl.col("ret").first(), pl.struct(JG, LEVEL).sort_by(JG).alias("signature"))
+        .with_columns(pl.col("signature").rank("dense").over(Q).alias("class"))
+        .cache()
+    )
+
+
+PAIRING_COST_RATIO = 2  # a row of the signature count costs about as much as two formed pairs (measured)
+
+
+def _counted_queries(judged: pl.LazyFrame, docs: pl.LazyFrame) -> pl.LazyFrame:
+    """The queries whose shared pairs are counted by signature: the count's rows (retrieved shared docs x
+    classes, plus classes^2 x EC groups), weighted by `PAIRING_COST_RATIO`, at most the formed pairs (shared
+    docs^2 x EC groups / 2).  Both ways give the same numbers; only the work differs."""
+    groups = judged.filter(~pl.col("pa")).group_by(Q).agg(pl.col(JG).n_unique().cast(pl.Int64).alias("m"))
+    sizes = docs.group_by(Q).agg(
+        pl.len().cast(pl.Int64).alias("n"),
+        pl.col("ret").sum().cast(pl.Int64).alias("n_ret"),
+        pl.col("class").max().cast(pl.Int64).alias("s"),
+    )
+    n, n_ret, s, m = (pl.col(c) for c in ("n", "n_ret", "s", "m"))
+    counting, pairing = (n_ret * s + s * s * m) * PAIRING_COST_RATIO, n * n * m // 2
+    return sizes.join(groups, on=Q).filter(counting <= pairing).select(Q)
+
+
+def _signature_pairs(docs: pl.LazyFrame) -> pl.LazyFrame:
+    """The EC groups' preferences between docs judged in two or more EC groups of a query (`_signature_docs`),
+    counted by level signature: docs with the same levels in the same EC groups (a class) carry the same
+    preferences to any other doc, so class A's docs prefer class B's in f(A, B) groups and the reverse in
+    k(A, B) - f(A, B).  Rows per class pair with k >= 2: the ordered pairs ranked A first, both retrieved
+    (``before``, a running count over the retrieved docs: retrieved docs x classes rows); A retrieved, B not
+    (sizes multiplied); neither retrieved (sizes multiplied, each unordered class pair once)."""
+    ret = pl.col("ret")
+    classes = docs.group_by(Q, "class").agg(
+        pl.col("signature").first(),
+        ret.sum().cast(pl.Int64).alias("n_ret"),
+        (~ret).sum().cast(pl.Int64).alias("n_un"),
+    )
+    levels = classes.select(Q, "class", "signature").explode("signature").unnest("signature")
+    # each unordered class pair once, then both ways round (B over A in k - f groups)
+    unordered = (
+        levels.join(levels, on=[Q, JG], suffix="_b")
+        .filter(pl.col("class") < pl.col("class_b"))
+        .group_by(Q, "class", "class_b")
+        .agg(
+            (pl.col(LEVEL) > pl.col("level_b")).sum().cast(pl.Int64).alias("f"),
+            (pl.col(LEVEL) != pl.col("level_b")).sum().cast(pl.Int64).alias("k"),
+        )
+        .filter(pl.col("k") > 1)
+    )
+    reversed_pairs = unordered.select(
+        Q,
+        pl.col("class_b").alias("class"),
+        pl.col("class").alias("class_b"),
+        (pl.col("k") - pl.col("f")).alias("f"),
+        "k",
+    )
+    class_pairs = (
+        pl.concat([unordered, reversed_pairs])
+        .join(classes.select(Q, "class", "n_ret", "n_un"), on=[Q, "class"])
+        .join(classes.select(Q, pl.col("class").alias("class_b"), "n_ret", "n_un"), on=[Q, "class_b"], suffix="_b")
+    )
+    # per retrieved doc (class B) and class A: the retrieved docs of A ranked above it
+    in_class = (pl.col("class") == pl.col("class_b")).cast(pl.Int64)
+    before = (
+        docs.filter("ret")
+        .select(Q, pl.col("class").alias("class_b"), "rank")
+        .join(classes.filter(pl.col("n_ret") > 0).select(Q, "class"), on=Q)
+        .sort(Q, "class", "rank")
+        .with_columns((in_class.cum_sum() - in_class).over(Q, "class").alias("before"))
+        .group_by(Q, "class", "class_b")
+        .agg(pl.col("before").sum().cast(pl.Int64))
+    )
+    both = class_pairs.join(before, on=[Q, "class", "class_b"]).select(
+        Q,
+        pl.lit("ret").alias("category"),
+        "k",
+        pl.col("before").alias("n"),
+        (pl.col("before") * pl.col("f")).alias("fwd"),
+    )
+    one = pl.col("n_ret") * pl.col("n_un_b")
+    implied = class_pairs.select(
+        Q, pl.lit("imp").alias("category"), "k", one.alias("n"), (one * pl.col("f")).alias("fwd")
+    )
+    neither = class_pairs.filter(pl.col("class") < pl.col("class_b")).select(
+        Q,
+        pl.lit("none").alias("category"),
+        "k",
+        (pl.col("n_un") * pl.col("n_un_b")).alias("n"),
+        pl.lit(0, pl.Int64).alias("fwd"),
+    )
+    return pl.concat([both, implied, neither])
+
+
+def _pa_pair_corrections(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
+    """The doc pairs that carry a PA group's preference (pair by pair, as the PA closure already is), between
+    docs judged in two or more groups: each replaces what `_signature_pairs` counted for it (its EC preferences
+    alone, when two or more) by all its preferences."""
+    shared = judged.group_by(Q, DOC).agg(pl.col(JG).n_unique().alias("jgs")).filter(pl.col("jgs") > 1)
+    ranks = judged.join(shared, on=[Q, DOC], how="semi").select(Q, "rank", "ret").unique()
+    lo, hi = pl.min_horizontal("a", "b"), pl.max_horizontal("a", "b")
+    pairs = (
+        edges.join(ranks, left_on=[Q, "a"], right_on=[Q, "rank"], how="semi")
+        .join(ranks, left_on=[Q, "b"], right_on=[Q, "rank"], how="semi")
+        .group_by(Q, lo.alias("lo"), hi.alias("hi"))
+        .agg(pl.len().cast(pl.Int64).alias("k_pa"), (pl.col("a") < pl.col("b")).sum().cast(pl.Int64).alias("f_pa"))
+    )
+    ec = judged.filter(~pl.col("pa")).select(Q, JG, "rank", LEVEL)
+    ec_counts = (
+        pairs.select(Q, "lo", "hi")
+        .join(ec, left_on=[Q, "lo"], right_on=[Q, "rank"])
+        .join(ec, left_on=[Q, JG, "hi"], right_on=[Q, JG, "rank"], suffix="_hi")
+        .group_by(Q, "lo", "hi")
+        .agg(
+            (pl.col(LEVEL) > pl.col("level_hi")).sum().cast(pl.Int64).alias("f_ec"),
+            (pl.col(LEVEL) != pl.col("level_hi")).sum().cast(pl.Int64).alias("k_ec"),
+        )
+    )
+    pairs = (
+        pairs.join(ec_counts, on=[Q, "lo", "hi"], how="left")
+        .with_columns(pl.col("f_ec", "k_ec").fill_null(0))
+        .join(ranks, left_on=[Q, "lo"], right_on=[Q, "rank"])
+        .join(ranks, left_on=[Q, "hi"], right_on=[Q, "rank"], suffix="_hi")
+        .with_columns(_category(pl.col("ret"), pl.col("ret_hi")).alias("category"))
+    )
+    added = pairs.select(
+        Q,
+        "category",
+        (pl.col("k_pa") + pl.col("k_ec")).alias("k"),
+        pl.lit(1, pl.Int64).alias("n"),
+        (pl.col("f_pa") + pl.col("f_ec")).alias("fwd"),
+    )
+    removed = pairs.filter(pl.col("k_ec") > 1).select(
+        Q, "category", pl.col("k_ec").alias("k"), pl.lit(-1, pl.Int64).alias("n"), (-pl.col("f_ec")).alias("fwd")
+    )
+    return pl.concat([added, removed])
+
+
+def _pair_rows(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
+    """The preferences between docs judged in two or more JGs of a query, pair by pair (each EC group's pairs
+    of different levels, each PA group's closure): one row (n = 1) per doc pair with k >= 2."""
     shared = judged.group_by(Q, DOC).agg(pl.col(JG).n_unique().alias("jgs")).filter(pl.col("jgs") > 1)
     rows = judged.join(shared, on=[Q, DOC], how="semi")
     ec = rows.filter(~pl.col("pa")).select(Q, JG, LEVEL, "rank")
@@ -334,26 +533,17 @@ def _shared_pairs(judged: pl.LazyFrame, edges: pl.LazyFrame) -> pl.LazyFrame:
     )
     ret = judged.select(Q, "rank", "ret").unique()
     lo, hi = pl.min_horizontal("a", "b"), pl.max_horizontal("a", "b")
-    by_pair = (
+    return (
         pl.concat([ec_edges, pa_edges])
         .group_by(Q, lo.alias("lo"), hi.alias("hi"))
         .agg(pl.len().cast(pl.Int64).alias("k"), (pl.col("a") < pl.col("b")).sum().cast(pl.Int64).alias("fwd"))
+        .filter(pl.col("k") > 1)
         .join(ret, left_on=[Q, "lo"], right_on=[Q, "rank"])
         .join(ret, left_on=[Q, "hi"], right_on=[Q, "rank"], suffix="_hi")
+        .select(
+            Q, _category(pl.col("ret"), pl.col("ret_hi")).alias("category"), "k", pl.lit(1, pl.Int64).alias("n"), "fwd"
+        )
     )
-    aggregations = []
-    for category, where in (
-        ("ret", pl.col("ret_hi")),
-        ("imp", pl.col("ret") & ~pl.col("ret_hi")),
-        ("none", ~pl.col("ret")),
-    ):
-        aggregations += [
-            pl.col("fwd").filter(where).sum().alias(f"sh_ful_{category}"),
-            pl.col("k").filter(where).sum().alias(f"sh_k_{category}"),
-            (pl.col("fwd") / pl.col("k")).filter(where).sum().alias(f"sh_sum_{category}"),
-            where.sum().cast(pl.Int64).alias(f"sh_n_{category}"),
-        ]
-    return by_pair.group_by(Q).agg(aggregations)
 
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:

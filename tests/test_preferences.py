@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lodestar_polars import cli
+from lodestar_polars import cli, preferences
 from lodestar_polars.preferences import ALL_PREFS, evaluate
 from tests.trec_eval_binary import TrecEval
 
@@ -123,6 +123,84 @@ def test_qrels_prefs_equal_trec_eval(
     else:
         expected = trec_eval.run(arguments, qrels_path, run_path)
     assert ours([*arguments, str(qrels_path), str(run_path)]) == expected
+
+
+@st.composite
+def shared_groups_and_runs(draw: st.DrawFn) -> tuple[Prefs, RunRows]:
+    """Two to four JGs per query over one pool of docs (each judging all of it or part of it), two in three EC
+    groups with levels 0-2 (many docs sharing a level signature across the groups), some of several sub-groups
+    (`judgment_groups`); a run retrieving some of the pool (tied scores likely) and unjudged docs."""
+    prefs: Prefs = []
+    pool = [f"d{i:02d}" for i in range(12)]
+    for query in draw(st.lists(st.sampled_from(["q1", "q2"]), min_size=1, max_size=2, unique=True)):
+        for jg in range(draw(st.integers(2, 4))):
+            if draw(st.integers(0, 2)) == 0:
+                prefs += draw(judgment_groups(query, f"g{jg}", pool))
+                continue
+            docs = pool if draw(st.booleans()) else draw(st.lists(st.sampled_from(pool), min_size=2, unique=True))
+            prefs += [(query, f"g{jg}", "s", doc, float(draw(st.integers(0, 2)))) for doc in docs]
+    run: RunRows = []
+    for query in ("q1", "q2"):
+        docs = draw(st.lists(st.sampled_from([*pool, "u1", "u2"]), max_size=14, unique=True))
+        run += [(query, doc, draw(st.sampled_from([0.5, 1.0, 2.0, 3.0]))) for doc in docs]
+    return prefs, run
+
+
+@pytest.fixture(params=["counted", "paired"])
+def shared_pairs_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """prefs_pair*'s pairs judged in several groups counted by level signature in every query, or formed pair by
+    pair in every query (the plan picks per query by cost; both must give trec_eval's numbers)."""
+    monkeypatch.setattr(preferences, "PAIRING_COST_RATIO", 0 if request.param == "counted" else 10**12)
+
+
+@pytest.mark.usefixtures("shared_pairs_by")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=shared_groups_and_runs(), flags=st.sampled_from([["-q"], ["-q", "-c"], ["-q", "-M", "5"]]))
+def test_pairs_judged_in_several_groups_equal_trec_eval(
+    trec_eval: TrecEval, tmp_path: Path, case: tuple[Prefs, RunRows], flags: list[str]
+) -> None:
+    """prefs_pair* where doc pairs carry preferences from several groups, agreeing, conflicting or tied in some
+    (counted by level signature, and pair by pair where a group has several sub-groups)."""
+    prefs, run = case
+    (tmp_path / "theirs").mkdir(exist_ok=True)
+    if not run or ("-c" not in flags and not {q for q, *_ in prefs} & {q for q, *_ in run}):
+        return  # trec_eval refuses an empty run; nothing to evaluate: both stop (tested below)
+    prefs_path, run_path = write(tmp_path, prefs, run)
+    arguments = [*flags, "-m", "prefs_pair", "-m", "prefs_pair_ret", "-m", "prefs_pair_imp", "-R", "prefs"]
+    assert ours([*arguments, str(prefs_path), str(run_path)]) == theirs(trec_eval, arguments, prefs, run, tmp_path)
+
+
+@pytest.mark.usefixtures("shared_pairs_by")
+def test_pairs_judged_in_three_groups_by_hand() -> None:
+    """EC groups g1 a b:2 > c f:1 > d e:0; g2 a b f d:1 > c e:0; g3 a b c:1 > d:0.  Retrieved a, c, b (docid
+    ranks a0 c1 b2), then d3 e4 f5.  a and b tie everywhere (no pair).  Retrieved pairs {a,c}: g1, g2 a>c: 1;
+    {c,b}: g1, g2 b>c: 0.  Implied: {a,d} g1, g3: 1; {c,d} c>d in g1, g3, d>c in g2: 2/3; {b,d} 1; {a,e},
+    {b,e} 1 (g1, g2); {c,e} 1 (g1 only); {a,f}, {b,f} 1 (g1); {c,f} 0 (g2 f>c).  Neither retrieved: {d,e}
+    (g1, g2 d>e), {e,f} (g1, g2), {d,f} (g1).  pair (1 + 23/3) / (2 + 9 + 3); _ret 1/2; _imp (1 + 23/3) / 11."""
+    levels = {
+        "g1": {"a": 2, "b": 2, "c": 1, "f": 1, "d": 0, "e": 0},
+        "g2": {"a": 1, "b": 1, "f": 1, "d": 1, "c": 0, "e": 0},
+        "g3": {"a": 1, "b": 1, "c": 1, "d": 0},
+    }
+    prefs: Prefs = [("q", jg, "s", doc, level) for jg, docs in levels.items() for doc, level in docs.items()]
+    values = per_query(prefs, [("q", "a", 3.0), ("q", "c", 2.0), ("q", "b", 1.0)])["q"]
+    assert values["prefs_pair"] == pytest.approx((1 + 23 / 3) / 14, abs=1e-12)
+    assert values["prefs_pair_ret"] == pytest.approx(1 / 2, abs=1e-12)
+    assert values["prefs_pair_imp"] == pytest.approx((1 + 23 / 3) / 11, abs=1e-12)
+
+
+@pytest.mark.usefixtures("shared_pairs_by")
+def test_pair_preferred_by_two_ec_groups_and_a_closure_by_hand() -> None:
+    """g1 a:1 > b:0 and g2 a:2 > b:1 (EC); g3 sub-groups b:2 > a:1 and a:2 > c:1, so b>c by transitivity.
+    Retrieved a, b (c not).  {a,b} carries 3 preferences, 2 fulfilled: 2/3; {a,c} and {b,c} 1 each (implied):
+    pair (2/3 + 2) / 3; _ret 2/3; _imp as pair."""
+    prefs: Prefs = [
+        ("q", "g1", "s", "a", 1), ("q", "g1", "s", "b", 0), ("q", "g2", "s", "a", 2), ("q", "g2", "s", "b", 1),
+        ("q", "g3", "s1", "b", 2), ("q", "g3", "s1", "a", 1), ("q", "g3", "s2", "a", 2), ("q", "g3", "s2", "c", 1),
+    ]  # fmt: skip
+    values = per_query(prefs, [("q", "a", 2.0), ("q", "b", 1.0)])["q"]
+    assert values["prefs_pair"] == values["prefs_pair_imp"] == pytest.approx((2 / 3 + 2) / 3, abs=1e-12)
+    assert values["prefs_pair_ret"] == pytest.approx(2 / 3, abs=1e-12)
 
 
 def per_query(prefs: Prefs, run: RunRows, **options: object) -> dict[str, dict[str, float]]:
