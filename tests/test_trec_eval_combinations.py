@@ -1,0 +1,172 @@
+"""`lodestar-polars trec_eval` against the real trec_eval 10 binary where its options meet: one property draws
+a run and judgments (`tests.cases.run_and_qrels`, some levels widened to 4-12) and a random combination of -q,
+-c, -n, -l, -M, -J, -N and one or more -m measure specs with random parameters (cut-offs, recall levels, gain
+pairs with zero and negative gains, set_F's beta, utility's coefficients, Rprec_mult's multipliers, relstring's
+length, rbp's persistence), or all_trec whole; standard output must be the binary's, byte for byte, and both
+must succeed or both fail.
+
+Left out on purpose, each a documented refusal of the CLI where trec_eval prints a number: fractional
+relevance (trec_eval truncates it), gains less than 1 apart of which one is positive (trec_eval's comparator
+orders them by chance), utility weighing documents not retrieved without -N (trec_eval takes N = 0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lodestar_polars import cli
+from tests.cases import Qrels, Run, run_and_qrels
+from tests.test_trec_eval_binary import call_ours, write_trec
+from tests.trec_eval_binary import TrecEval
+
+PLAIN = [measure.name for measure in cli.TREC_MEASURES]
+CUTOFF_MEASURES = ["P", "recall", "map_cut", "ndcg_cut", "relative_P", "success", "unj"]
+GAIN_MEASURES = ["ndcg", "G", "ndcg_rel", "Rndcg"]
+# integers, or non-positive gains less than 1 apart from 0: never two gains less than 1 apart, one positive
+GAINS = ["3", "2", "-1", "0", "1", "5", "9", "-3", "-0.5", "-1.5", "+4", "12"]
+RECALL_LEVELS = [".0", ".1", ".25", "0.5", ".75", "1", "1.0", ".33"]
+
+
+def _joined(values: list[str]) -> str:
+    return ",".join(values)
+
+
+def _cutoffs() -> st.SearchStrategy[str]:
+    return st.lists(st.integers(1, 14), min_size=1, max_size=3, unique=True).map(lambda ks: _joined(map(str, ks)))
+
+
+def _gain_pairs() -> st.SearchStrategy[str]:
+    pairs = st.dictionaries(st.integers(0, 12), st.sampled_from(GAINS), min_size=1, max_size=4)
+    return pairs.map(lambda gains: _joined([f"{level}={gain}" for level, gain in gains.items()]))
+
+
+def _recall_levels(ascending: bool) -> st.SearchStrategy[str]:
+    chosen = st.lists(st.sampled_from(RECALL_LEVELS), min_size=1, max_size=3, unique_by=float)
+    if ascending:
+        chosen = chosen.map(lambda levels: sorted(levels, key=float))
+    return chosen.map(_joined)
+
+
+MEASURE_SPECS = st.one_of(
+    st.sampled_from(PLAIN),
+    st.builds("{}.{}".format, st.sampled_from(CUTOFF_MEASURES), _cutoffs()),
+    st.builds("{}.{}".format, st.sampled_from(GAIN_MEASURES), _gain_pairs()),
+    st.builds("iprec_at_recall.{}".format, _recall_levels(ascending=False)),
+    st.builds("11pt_avg.{}".format, _recall_levels(ascending=True)),
+    st.builds("set_F.{}".format, st.sampled_from(["0", "0.5", "1", "2.5", "3"])),
+    st.builds(
+        "utility.{}".format,
+        st.lists(st.sampled_from(["1", "-1", "0", "2", "0.5", "-3"]), min_size=4, max_size=4).map(_joined),
+    ),
+    st.builds(
+        "Rprec_mult.{}".format,
+        st.lists(st.sampled_from(["0.2", "0.5", "1", "1.5", "2", "3"]), min_size=1, max_size=3, unique=True).map(
+            _joined
+        ),
+    ),
+    st.builds("relstring.{}".format, st.integers(0, 15)),
+    st.builds("{}.p={}".format, st.sampled_from(["rbp", "rbp_resid"]), st.sampled_from(["0.5", "0.8", "0.95", ".25"])),
+)
+
+
+@st.composite
+def judged_cases(draw: st.DrawFn) -> tuple[Run, Qrels]:
+    """`run_and_qrels` with some judged levels raised to 4-12 (relstring's '>' above 9, gain pairs for them)."""
+    run, qrels = draw(run_and_qrels())
+    for judged in qrels.values():
+        for doc in judged:
+            if draw(st.integers(0, 5)) == 0:
+                judged[doc] = draw(st.sampled_from([4, 9, 10, 12]))
+    return run, qrels
+
+
+@st.composite
+def trec_eval_arguments(draw: st.DrawFn) -> list[str]:
+    """Options in a random order, then the -m specs (or -m all_trec)."""
+    measures = ["all_trec"] if draw(st.integers(0, 5)) == 0 else draw(st.lists(MEASURE_SPECS, min_size=1, max_size=4))
+    options: list[list[str]] = [[flag] for flag in ("-q", "-c", "-J", "-n") if draw(st.booleans())]
+    if draw(st.booleans()):
+        options.append(["-l", str(draw(st.integers(0, 4)))])
+    if draw(st.booleans()):
+        options.append(["-M", str(draw(st.integers(1, 12)))])
+    # utility weighing documents not retrieved needs -N (the CLI refuses it without, where trec_eval takes 0)
+    weighs_rest = any(spec.startswith("utility.") and float(spec.split(",")[-1]) != 0 for spec in measures)
+    if weighs_rest or draw(st.booleans()):
+        options.append(["-N", str(draw(st.integers(30, 200)))])
+    options = draw(st.permutations(options))
+    return [*(argument for option in options for argument in option), *(f"-m{spec}" for spec in measures)]
+
+
+def ours_or_usage_error(arguments: list[str], qrels: Path, run: Path) -> tuple[int, str, str]:
+    try:
+        return call_ours(arguments, qrels, run)
+    except SystemExit as stopped:  # argparse's usage errors
+        return int(stopped.code or 0), "", ""
+
+
+def assert_same_as_trec_eval(trec_eval: TrecEval, folder: Path, run: Run, qrels: Qrels, arguments: list[str]) -> None:
+    if "-c" not in arguments:
+        # trec_eval 10 stops (exit 4) at a judged query missing from the run without -c, where the CLI skips it
+        # (as trec_eval 9 and pytrec_eval do): the oracle gets the judgments of the run's queries only
+        qrels = {query: judged for query, judged in qrels.items() if query in run}
+    qrels_path, run_path = write_trec(folder, run, qrels)
+    theirs = trec_eval.call(arguments, qrels_path, run_path)
+    code, out, err = ours_or_usage_error(arguments, qrels_path, run_path)
+    if theirs.returncode != 0:  # no judged query in the run: trec_eval stops, and so does the CLI
+        assert code != 0, (theirs.stderr, out)
+        return
+    assert code == 0, err
+    assert out == with_rbp_alone(trec_eval, theirs.stdout, arguments, qrels_path, run_path)
+
+
+def _is_rbp_line(line: str) -> bool:
+    return line.split("\t")[0].strip().partition("_p=")[0] == "rbp"
+
+
+def with_rbp_alone(trec_eval: TrecEval, output: str, arguments: list[str], qrels: Path, run: Path) -> str:
+    """trec_eval's output with its rbp lines as trec_eval prints them when rbp is its only measure.
+
+    m_rbp.c brings the gains into [0, 1] with `min` and `max` it never initialises: they start with what the
+    measure computed just before left on the stack, and a greater gain left there divides rbp's gains by it
+    (`-m ndcg.1=12 -m rbp` divides them by 12; `test_trec_eval_rbp_reads_the_gains_a_measure_before_it_left`).
+    The CLI computes rbp from the query's own gains, as trec_eval does when nothing before it leaves a greater
+    one."""
+    options = [argument for argument in arguments if not argument.startswith("-m")]
+    rbp = [argument for argument in arguments if argument.startswith("-mrbp") and not argument.startswith("-mrbp_")]
+    if "-mall_trec" in arguments and "-mrbp" not in rbp:
+        rbp.append("-mrbp")
+    if not rbp or len(rbp) == sum(argument.startswith("-m") for argument in arguments):
+        return output
+    alone = iter(line for line in trec_eval.run([*options, *rbp], qrels, run).splitlines(True) if _is_rbp_line(line))
+    lines = [next(alone) if _is_rbp_line(line) else line for line in output.splitlines(True)]
+    assert next(alone, None) is None
+    return "".join(lines)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=judged_cases(), arguments=trec_eval_arguments())
+def test_option_combinations_equal_trec_eval(
+    trec_eval: TrecEval, tmp_path: Path, case: tuple[Run, Qrels], arguments: list[str]
+) -> None:
+    run, qrels = case
+    if run:  # trec_eval refuses an empty run file
+        assert_same_as_trec_eval(trec_eval, tmp_path, run, qrels, arguments)
+
+
+def test_trec_eval_rbp_reads_the_gains_a_measure_before_it_left(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """d1, q's one judged document (level 1, gain 1), is retrieved fourth: rbp = 0.1 x 0.9^3 = 0.0729, as
+    trec_eval prints with rbp alone.  After `-m ndcg.1=12`, trec_eval's rbp starts its uninitialised `max`
+    from the 12 ndcg left on the stack and divides the gain by it (0.0061); the CLI prints 0.0729 either way."""
+    qrels_path, run_path = write_trec(tmp_path, {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d1": 1.0}}, {"q": {"d1": 1}})
+    alone = trec_eval.run(["-q", "-mrbp"], qrels_path, run_path)
+    assert alone == "rbp                   \tq\t0.0729\nrbp                   \tall\t0.0729\n"
+    after_ndcg = trec_eval.run(["-q", "-mndcg.1=12", "-mrbp"], qrels_path, run_path)
+    assert "rbp                   \tq\t0.0729\n" not in after_ndcg  # trec_eval's own disagreement
+    code, out, err = call_ours(["-q", "-mndcg.1=12", "-mrbp"], qrels_path, run_path)
+    assert code == 0, err
+    ndcg = "ndcg_1=12             \t{}\t0.4307\n"  # 12 / log2(5) / 12
+    rbp = "rbp                   \t{}\t0.0729\n"
+    assert out == ndcg.format("q") + rbp.format("q") + ndcg.format("all") + rbp.format("all")
+    assert after_ndcg.startswith(ndcg.format("q"))
