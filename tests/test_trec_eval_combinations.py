@@ -37,9 +37,15 @@ def _cutoffs() -> st.SearchStrategy[str]:
     return st.lists(st.integers(1, 14), min_size=1, max_size=3, unique=True).map(lambda ks: _joined(map(str, ks)))
 
 
-def _gain_pairs() -> st.SearchStrategy[str]:
-    pairs = st.dictionaries(st.integers(0, 12), st.sampled_from(GAINS), min_size=1, max_size=4)
-    return pairs.map(lambda gains: _joined([f"{level}={gain}" for level, gain in gains.items()]))
+@st.composite
+def _gain_pairs(draw: st.DrawFn) -> str:
+    """Gain pairs, a level maybe spelled with a leading 0 or given twice (with the same gain: two gains for a
+    level are refused, `test_a_level_given_two_gains_is_a_usage_error`)."""
+    gains = draw(st.dictionaries(st.integers(0, 12), st.sampled_from(GAINS), min_size=1, max_size=4))
+    twice = draw(st.lists(st.sampled_from(sorted(gains)), max_size=1))
+    levels = draw(st.permutations([*gains, *twice]))
+    spelled = [f"{'0' if draw(st.integers(0, 4)) == 0 else ''}{level}={gains[level]}" for level in levels]
+    return _joined(spelled)
 
 
 def _recall_levels(ascending: bool) -> st.SearchStrategy[str]:
@@ -170,3 +176,23 @@ def test_trec_eval_rbp_reads_the_gains_a_measure_before_it_left(trec_eval: TrecE
     rbp = "rbp                   \t{}\t0.0729\n"
     assert out == ndcg.format("q") + rbp.format("q") + ndcg.format("all") + rbp.format("all")
     assert after_ndcg.startswith(ndcg.format("q"))
+
+
+def test_a_level_given_two_gains_is_a_usage_error(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """q retrieves d1 (level 1), d10, d2 (level 2); x (level 1) is not retrieved.  trec_eval keeps both pairs of
+    `G.1=5,1=3`: the run's d1 gains 3 (the lesser, first in its table sorted by gain) and the ideal list's two
+    level-1 documents 5 (the first pair typed), so it prints 0.1776, neither `G.1=3` nor `G.1=5`.  The CLI took
+    the last pair and printed 0.4827 (`G.1=3`); it refuses such pairs, naming the level and its two gains."""
+    run: Run = {"q": {"d1": 2.0, "d10": 1.0, "d2": 0.0}}
+    qrels: Qrels = {"q": {"d1": 1, "d2": 2, "x": 1}}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    printed = {gains: trec_eval.run([f"-mG.{gains}"], qrels_path, run_path) for gains in ("1=5,1=3", "1=3", "1=5")}
+    assert printed["1=5,1=3"] == "G_1=5,1=3             \tall\t0.1776\n"
+    assert printed["1=3"].endswith("\t0.4827\n")
+    assert printed["1=5"].endswith("\t0.4760\n")
+    for measure in ("G.1=5,1=3", "ndcg.1=3,01=5", "Rndcg.2=0,2=3"):
+        code, out, err = ours_or_usage_error(["-q", f"-m{measure}"], qrels_path, run_path)
+        assert (code, out) == (cli.EXIT_USAGE_ERROR, ""), measure
+        assert f"measure '{measure}': level " in err
+        assert "is given two gains" in err
+    assert ours_or_usage_error(["-mG.1=3,01=3"], qrels_path, run_path)[1] == "G_1=3,01=3            \tall\t0.4827\n"
