@@ -196,3 +196,29 @@ def test_a_level_given_two_gains_is_a_usage_error(trec_eval: TrecEval, tmp_path:
         assert f"measure '{measure}': level " in err
         assert "is given two gains" in err
     assert ours_or_usage_error(["-mG.1=3,01=3"], qrels_path, run_path)[1] == "G_1=3,01=3            \tall\t0.4827\n"
+
+
+def test_a_query_judged_only_at_negative_levels_stops_trec_eval_when_it_comes_first(
+    trec_eval: TrecEval, tmp_path: Path
+) -> None:
+    """A query whose judgments are all negative has no level >= 0: form_res_rels.c asks for room for 0 levels,
+    which te_chk_and_malloc answers with the buffer of an earlier query, or NULL when no query came before it;
+    trec_eval then stops ("Can't calculate measure", exit 4).  So it prints the query after another ("z", after
+    "q"), and stops at it first ("a").  The CLI prints the query wherever it comes: the lines trec_eval prints
+    for "z" (no relevant document, every measure 0 but the counts and relstring), and the same for "a"."""
+    for first in ("z", "a"):
+        run: Run = {first: {"d1": 2.0, "d2": 1.0}, "q": {"d1": 2.0, "d3": 1.0}}
+        qrels: Qrels = {first: {"d1": -1, "d9": -1}, "q": {"d1": 1, "d2": 0}}
+        qrels_path, run_path = write_trec(tmp_path, run, qrels)
+        arguments = ["-q", "-c", "-mall_trec"]
+        theirs = trec_eval.call(arguments, qrels_path, run_path)
+        code, out, err = call_ours(arguments, qrels_path, run_path)
+        assert code == 0, err
+        if first == "z":
+            assert theirs.returncode == 0, theirs.stderr
+            assert out == theirs.stdout
+            z_lines = [line.replace("\tz\t", "\t{}\t") for line in out.splitlines(True) if "\tz\t" in line]
+        else:
+            assert (theirs.returncode, theirs.stdout) == (4, "")  # trec_eval's own stop
+            assert "Can't calculate measure" in theirs.stderr
+            assert [line.replace("\ta\t", "\t{}\t") for line in out.splitlines(True) if "\ta\t" in line] == z_lines
