@@ -7,7 +7,10 @@ must succeed or both fail.
 
 Left out on purpose, each a documented refusal of the CLI where trec_eval prints a number: fractional
 relevance (trec_eval truncates it), gains less than 1 apart of which one is positive (trec_eval's comparator
-orders them by chance), utility weighing documents not retrieved without -N (trec_eval takes N = 0)."""
+orders them by chance), a level given two gains, utility weighing documents not retrieved without -N (trec_eval
+takes N = 0), 11pt_avg's levels out of order, rbp's gain pairs; and queries judged only at negative levels,
+at which trec_eval may stop (each has its own test below, as has rbp's reading of uninitialised memory:
+trec_eval's rbp lines are compared as it prints them with rbp alone, `with_rbp_alone`)."""
 
 from __future__ import annotations
 
