@@ -24,7 +24,7 @@ from tests.cases import Qrels, Run, run_and_qrels
 from tests.test_trec_eval_binary import call_ours, write_trec
 from tests.trec_eval_binary import TrecEval
 
-PLAIN = [measure.name for measure in cli.TREC_MEASURES]
+PLAIN = [*(measure.name for measure in cli.TREC_MEASURES), "official"]
 CUTOFF_MEASURES = ["P", "recall", "map_cut", "ndcg_cut", "relative_P", "success", "unj"]
 GAIN_MEASURES = ["ndcg", "G", "ndcg_rel", "Rndcg"]
 # integers, or non-positive gains less than 1 apart from 0: never two gains less than 1 apart, one positive
@@ -97,7 +97,7 @@ def trec_eval_arguments(draw: st.DrawFn) -> list[str]:
     measures = ["all_trec"] if draw(st.integers(0, 5)) == 0 else draw(st.lists(MEASURE_SPECS, min_size=1, max_size=4))
     options: list[list[str]] = [[flag] for flag in ("-q", "-c", "-J", "-n") if draw(st.booleans())]
     if draw(st.booleans()):
-        options.append(["-l", str(draw(st.integers(0, 4)))])
+        options.append(["-l", str(draw(st.integers(0, 4) | st.sampled_from([9, 10])))])
     if draw(st.booleans()):
         options.append(["-M", str(draw(st.integers(1, 12)))])
     # utility weighing documents not retrieved needs -N (the CLI refuses it without, where trec_eval takes 0)
