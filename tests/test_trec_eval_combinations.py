@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lodestar_polars import cli
@@ -156,6 +156,8 @@ def with_rbp_alone(trec_eval: TrecEval, output: str, arguments: list[str], qrels
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=judged_cases(), arguments=trec_eval_arguments())
+# trec_eval's rbp after ndcg.1=12 divides the gain by the 12 ndcg left in rbp's uninitialised `max`
+@example(case=({"Q2": {"a": 3.0, "b": 2.0, "D1": 0.0}}, {"Q2": {"D1": 1}}), arguments=["-q", "-mndcg.1=12", "-mrbp"])
 def test_option_combinations_equal_trec_eval(
     trec_eval: TrecEval, tmp_path: Path, case: tuple[Run, Qrels], arguments: list[str]
 ) -> None:
