@@ -167,20 +167,21 @@ def test_option_combinations_equal_trec_eval(
 
 
 def test_trec_eval_rbp_reads_the_gains_a_measure_before_it_left(trec_eval: TrecEval, tmp_path: Path) -> None:
-    """d1, q's one judged document (level 1, gain 1), is retrieved fourth: rbp = 0.1 x 0.9^3 = 0.0729, as
-    trec_eval prints with rbp alone.  After `-m ndcg.1=12`, trec_eval's rbp starts its uninitialised `max`
-    from the 12 ndcg left on the stack and divides the gain by it (0.0061); the CLI prints 0.0729 either way."""
-    qrels_path, run_path = write_trec(tmp_path, {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d1": 1.0}}, {"q": {"d1": 1}})
-    alone = trec_eval.run(["-q", "-mrbp"], qrels_path, run_path)
-    assert alone == "rbp                   \tq\t0.0729\nrbp                   \tall\t0.0729\n"
+    """q retrieves d2 (level 2) first and d1 (level 1) third: rbp brings the gains into [0, 1] by the greatest,
+    2, and is 0.1 x (2 / 2 + 0.9^2 x 1 / 2) = 0.1405, as trec_eval prints with rbp alone.  After
+    `-m ndcg.1=12`, trec_eval's rbp starts its uninitialised `min` and `max` from what ndcg left on the stack
+    (0.0212); the CLI prints 0.1405 either way, with rbp's own linear gains (not ndcg's 1=12: 0.0977)."""
+    run: Run = {"q": {"d2": 4.0, "b": 3.0, "d1": 2.0}}
+    qrels_path, run_path = write_trec(tmp_path, run, {"q": {"d1": 1, "d2": 2}})
+    rbp = "rbp                   \t{}\t0.1405\n"
+    assert trec_eval.run(["-q", "-mrbp"], qrels_path, run_path) == rbp.format("q") + rbp.format("all")
+    ndcg = "ndcg_1=12             \t{}\t0.6032\n"  # (2 + 12 / log2(4)) / (12 + 2 / log2(3))
     after_ndcg = trec_eval.run(["-q", "-mndcg.1=12", "-mrbp"], qrels_path, run_path)
-    assert "rbp                   \tq\t0.0729\n" not in after_ndcg  # trec_eval's own disagreement
+    assert after_ndcg.startswith(ndcg.format("q"))
+    assert rbp.format("q") not in after_ndcg  # trec_eval's own disagreement
     code, out, err = call_ours(["-q", "-mndcg.1=12", "-mrbp"], qrels_path, run_path)
     assert code == 0, err
-    ndcg = "ndcg_1=12             \t{}\t0.4307\n"  # 12 / log2(5) / 12
-    rbp = "rbp                   \t{}\t0.0729\n"
     assert out == ndcg.format("q") + rbp.format("q") + ndcg.format("all") + rbp.format("all")
-    assert after_ndcg.startswith(ndcg.format("q"))
 
 
 def test_a_level_given_two_gains_is_a_usage_error(trec_eval: TrecEval, tmp_path: Path) -> None:
