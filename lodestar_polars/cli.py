@@ -750,7 +750,11 @@ _GAIN_PAIR = re.compile(r"([0-9]+)=([+-]?(?:[0-9]*\.?[0-9]+|[0-9]+\.))")
 def _trec_gain_pairs(name: str, parameters: str) -> dict[int, float]:
     """trec_eval's gain pairs (``ndcg.1=3,2=-1,4=4.5``): relevance level -> gain, levels >= 0, gains any decimal
     number, negative and 0 included (trec_eval: "Gains are allowed to be 0 or negative, and relevance level 0
-    can be given a gain")."""
+    can be given a gain").
+
+    A level given twice with two gains (``G.1=5,1=3``, ``ndcg.1=3,01=5``) is refused: trec_eval keeps both
+    pairs, its run's DCG takes the lesser gain (the first of its table sorted by gain) and its ideal DCG the gain
+    of the first pair typed, so that it prints neither gain's value."""
     pairs: dict[int, float] = {}
     for pair in parameters.split(","):
         match = _GAIN_PAIR.fullmatch(pair.strip())
@@ -760,7 +764,15 @@ def _trec_gain_pairs(name: str, parameters: str) -> dict[int, float]:
                 f"number, negative or 0 allowed), separated by commas (e.g. '{name}.1=3,2=-1'), got {pair!r}."
             )
             raise UsageError(msg)
-        pairs[int(match.group(1))] = float(match.group(2))
+        level, gain = int(match.group(1)), float(match.group(2))
+        if pairs.get(level, gain) != gain:
+            msg = (
+                f"measure '{name}.{parameters}': level {level} is given two gains, {pairs[level]:g} and {gain:g}: "
+                "trec_eval scores the run's documents of that level with the lesser and the ideal list with the "
+                "first, which is not reproduced here; give each level one gain."
+            )
+            raise UsageError(msg)
+        pairs[level] = gain
     return pairs
 
 
