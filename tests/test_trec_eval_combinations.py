@@ -170,7 +170,8 @@ def test_trec_eval_rbp_reads_the_gains_a_measure_before_it_left(trec_eval: TrecE
     """q retrieves d2 (level 2) first and d1 (level 1) third: rbp brings the gains into [0, 1] by the greatest,
     2, and is 0.1 x (2 / 2 + 0.9^2 x 1 / 2) = 0.1405, as trec_eval prints with rbp alone.  After
     `-m ndcg.1=12`, trec_eval's rbp starts its uninitialised `min` and `max` from what ndcg left on the stack
-    (0.0212); the CLI prints 0.1405 either way, with rbp's own linear gains (not ndcg's 1=12: 0.0977)."""
+    (0.0212 in one gcc build; undefined behaviour, so not asserted); the CLI prints 0.1405 either way, with
+    rbp's own linear gains (not ndcg's 1=12: 0.0977)."""
     run: Run = {"q": {"d2": 4.0, "b": 3.0, "d1": 2.0}}
     qrels_path, run_path = write_trec(tmp_path, run, {"q": {"d1": 1, "d2": 2}})
     rbp = "rbp                   \t{}\t0.1405\n"
@@ -178,7 +179,8 @@ def test_trec_eval_rbp_reads_the_gains_a_measure_before_it_left(trec_eval: TrecE
     ndcg = "ndcg_1=12             \t{}\t0.6032\n"  # (2 + 12 / log2(4)) / (12 + 2 / log2(3))
     after_ndcg = trec_eval.run(["-q", "-mndcg.1=12", "-mrbp"], qrels_path, run_path)
     assert after_ndcg.startswith(ndcg.format("q"))
-    assert rbp.format("q") not in after_ndcg  # trec_eval's own disagreement
+    # what trec_eval prints for rbp after ndcg is undefined (0.0212 in the gcc build where this was found), so
+    # it is not asserted: the oracle of rbp is trec_eval with rbp alone
     code, out, err = call_ours(["-q", "-mndcg.1=12", "-mrbp"], qrels_path, run_path)
     assert code == 0, err
     assert out == ndcg.format("q") + rbp.format("q") + ndcg.format("all") + rbp.format("all")
