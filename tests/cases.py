@@ -82,3 +82,25 @@ def ranx_values(run: Run, qrels: Qrels, metrics: list[str]) -> dict[str, dict[st
     return {
         query: {name: float(values[i]) for name, values in scores.items()} for i, query in enumerate(ranx_run.keys())
     }
+
+
+# the measures whose summary is not the mean, with AP's (mean) beside them: our names -> pytrec_eval's
+SUMMARY_MEASURES = {"gm_map": "gm_map", "gm_bpref": "gm_bpref", "num_ret": "num_ret", "num_rel_ret": "num_rel_ret"}
+SUMMARY_MEASURES["ap"] = "map"
+
+
+def pytrec_eval_per_query(run: pl.DataFrame, unretrieved_relevant: bool) -> tuple[Qrels, dict[str, dict[str, float]]]:
+    """The judgments of a (query, doc, relevance, score) frame, each query with one relevant document it does
+    not retrieve when `unretrieved_relevant`, and pytrec_eval's per-query values of `SUMMARY_MEASURES` on them
+    (its gm_* per query are trec_eval's log(max(AP, 1e-5)))."""
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec_eval-terrier is a test dependency")
+    qrels: Qrels = {q: {} for q in run["query"]}
+    for row in run.iter_rows(named=True):
+        qrels[row["query"]][row["doc"]] = row["relevance"]
+    if unretrieved_relevant:  # judgments of documents the run did not retrieve count in R
+        for query in qrels:
+            qrels[query]["unretrieved"] = 1
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, set(SUMMARY_MEASURES.values())).evaluate(
+        {q: dict(zip(part["doc"], part["score"], strict=True)) for (q,), part in run.group_by("query")}
+    )
+    return qrels, per_query

@@ -22,6 +22,7 @@ from sklearn.metrics import dcg_score, ndcg_score
 
 import lodestar_polars
 from lodestar_polars import cli as command_line
+from tests.cases import SUMMARY_MEASURES, pytrec_eval_per_query
 
 SCRIPT = Path(sys.executable).parent / "lodestar-polars"
 PRINTED = 5e-5  # trec_eval prints 4 decimals
@@ -760,23 +761,9 @@ def test_evaluate_summarises_each_measure_as_it_declares(tmp_path: Path, judged:
         for d in rng.choice(12, size=int(rng.integers(2, 8)), replace=False)
     ]
     run = pl.DataFrame(rows).filter((pl.col("query") != "q8") | (pl.col("relevance") == 0))  # q8: AP 0 (floor)
-    qrels = {q: {} for q in run["query"]}
-    for row in run.iter_rows(named=True):
-        qrels[row["query"]][row["doc"]] = row["relevance"]
-    if judged:  # judgments of documents the run did not retrieve count in R
-        for query in qrels:
-            qrels[query]["unretrieved"] = 1
+    qrels, per_query = pytrec_eval_per_query(run, unretrieved_relevant=judged)
     measures = {"gm_map": "geometric", "gm_bpref": "geometric", "num_ret": "sum", "num_rel_ret": "sum", "ap": "mean"}
-    theirs = {
-        "gm_map": "gm_map",
-        "gm_bpref": "gm_bpref",
-        "num_ret": "num_ret",
-        "num_rel_ret": "num_rel_ret",
-        "ap": "map",
-    }
-    per_query = pytrec_eval.RelevanceEvaluator(qrels, set(theirs.values())).evaluate(
-        {q: dict(zip(part["doc"], part["score"], strict=True)) for (q,), part in run.group_by("query")}
-    )
+    theirs = SUMMARY_MEASURES
     assert any(values["num_rel_ret"] == 0 for values in per_query.values())  # an AP of 0: the floor
     run.write_parquet(tmp_path / "run.parquet")
     arguments: list[object] = ["evaluate", "run.parquet", "-m", ",".join(measures), "--ties", "doc", "--doc", "doc"]

@@ -17,6 +17,7 @@ from polars.testing import assert_frame_equal
 
 from lodestar_polars import _spec, rank_metrics
 from lodestar_polars import spark as lodestar_spark
+from tests.cases import SUMMARY_MEASURES, pytrec_eval_per_query
 from tests.spark_support import required_spark_session, skip_or_fail
 
 if TYPE_CHECKING:
@@ -500,7 +501,6 @@ def test_evaluate_mean_summarises_each_measure_as_it_declares(spark: SparkSessio
     """Per `by` group and weighted: gm_map and gm_bpref as trec_eval's geometric mean (floor 1e-5), num_ret and
     num_rel_ret as the sum, ap as the mean.  Oracle: pytrec_eval's per-query values (its gm_* are trec_eval's
     log(max(x, 1e-5))), summarised by hand with the weights."""
-    pytrec_eval = pytest.importorskip("pytrec_eval")
     rng = np.random.default_rng(9)
     rows = [
         {"query": f"q{q}", "doc": f"d{d}", "relevance": int(rng.integers(0, 3)), "score": float(rng.random())}
@@ -512,22 +512,8 @@ def test_evaluate_mean_summarises_each_measure_as_it_declares(spark: SparkSessio
     run = run.with_columns(
         group=pl.col("query").str.slice(1).cast(pl.Int64) % 2, weight=1.0 + pl.col("query").str.slice(1).cast(pl.Int64)
     )
-    qrels: dict[str, dict[str, int]] = {q: {} for q in run["query"]}
-    for row in run.iter_rows(named=True):
-        qrels[row["query"]][row["doc"]] = row["relevance"]
-    if judgments:
-        for query in qrels:
-            qrels[query]["unretrieved"] = 1
-    theirs = {
-        "gm_map": "gm_map",
-        "gm_bpref": "gm_bpref",
-        "num_ret": "num_ret",
-        "num_rel_ret": "num_rel_ret",
-        "ap": "map",
-    }
-    per_query = pytrec_eval.RelevanceEvaluator(qrels, set(theirs.values())).evaluate(
-        {q: dict(zip(part["doc"], part["score"], strict=True)) for (q,), part in run.group_by("query")}
-    )
+    qrels, per_query = pytrec_eval_per_query(run, unretrieved_relevant=judgments)
+    theirs = SUMMARY_MEASURES
     assert any(values["num_rel_ret"] == 0 for values in per_query.values())
     options: dict[str, Any] = {"doc": "doc", "ties": "doc", "by": "group", "weight": "weight"}
     if judgments:
