@@ -234,7 +234,7 @@ def _check_gain(gain: object, *, refusing: tuple[str, str] | None = None) -> Gai
             measure, reason = refusing
             msg = (
                 f"gain mapping gives label {label!r} the negative gain {value!r}, which {measure} refuses ({reason}); "
-                "ndcg, dcg, g, ndcg_rel and rndcg take negative gains."
+                "ndcg, dcg, g, ndcg_rel and rndcg take negative gains (sdcg clips them to its min_rel)."
             )
             raise ValueError(msg)
         checked.append((float(label), float(value)))

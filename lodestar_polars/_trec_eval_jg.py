@@ -118,7 +118,7 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
         raise UsageError(msg)
     requested = parse_measures(args.measure or [])
     printed = columns(requested)
-    qrels = _scan(args.qrels, "trec", "qrels", []).select(
+    qrels = _scan(args.qrels, "trec", "qrels", [], lenient=True).select(
         "query", pl.col("iteration").alias("group"), "doc", "relevance"
     )
     run = _scan_trec_run_argument(args.run, scratch)

@@ -217,7 +217,9 @@ def _detect_format(path: str, given: str | None) -> str:
     return "trec"
 
 
-def _scan(path: str, file_format: str, role: Literal["run", "qrels"], id_columns: Sequence[str]) -> pl.LazyFrame:
+def _scan(
+    path: str, file_format: str, role: Literal["run", "qrels"], id_columns: Sequence[str], *, lenient: bool = False
+) -> pl.LazyFrame:
     """A lazy frame over `path`; an unreadable source is a DataError.
 
     A CSV file has no types: its `id_columns` (query and doc ids) are read as text, as trec_eval reads ids, so
@@ -235,8 +237,8 @@ def _scan(path: str, file_format: str, role: Literal["run", "qrels"], id_columns
     if file_format == "csv":
         return pl.scan_csv(path, schema_overrides=dict.fromkeys(id_columns, pl.String()))
     if role == "run":
-        return scan_trec_run(path)
-    return scan_trec_qrels(path)
+        return scan_trec_run(path, lenient=lenient)
+    return scan_trec_qrels(path, lenient=lenient)
 
 
 def _trec_judgments_as_run_columns(
@@ -1238,12 +1240,12 @@ def _trec_eval_collection(text: str) -> int:
 def _scan_trec_run_argument(path: str, scratch: str) -> pl.LazyFrame:
     """The run file, or for "-" standard input (copied to `scratch`: the run is read lazily, maybe twice)."""
     if path != "-":
-        return _scan(path, "trec", "run", [])
+        return _scan(path, "trec", "run", [], lenient=True)
     copy = Path(scratch) / "standard-input.run"
     with open(copy, "wb") as handle:
         while chunk := sys.stdin.buffer.read(1 << 20):
             handle.write(chunk)
-    return scan_trec_run(copy, source_name="standard input")
+    return scan_trec_run(copy, source_name="standard input", lenient=True)
 
 
 def command_trec_eval(args: argparse.Namespace) -> int:
@@ -1268,7 +1270,7 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     request = parse_trec_measures(args.measure or [])
     requested = request.measures
     zscores = read_zscores(args.zscores) if args.zscores is not None else None
-    qrels = _scan(args.qrels, "trec", "qrels", [])
+    qrels = _scan(args.qrels, "trec", "qrels", [], lenient=True)
     run = _scan_trec_run_argument(args.run, scratch)
     columns = [
         (TREC_BY_NAME[name], *pair)
@@ -1402,7 +1404,7 @@ def _trec_eval_prefs(args: argparse.Namespace, scratch: str) -> int:
         names = preferences.parse_trec_measures(args.measure or [])
     except ValueError as error:
         raise UsageError(str(error)) from None
-    judgments = preferences.scan_trec_prefs(args.qrels, qrels=args.rel_format == "qrels_prefs")
+    judgments = preferences.scan_trec_prefs(args.qrels, qrels=args.rel_format == "qrels_prefs", lenient=True)
     run = _scan_trec_run_argument(args.run, scratch)
     measures = [name for name in names if name in preferences.ALL_PREFS]
     plan = preferences.evaluate(run, judgments, measures, max_retrieved=args.max_retrieved, complete=args.complete)

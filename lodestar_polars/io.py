@@ -21,7 +21,8 @@ import gzip
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import polars as pl
 from polars.io.plugins import register_io_source
@@ -38,6 +39,10 @@ _PROBLEM = "__lodestar_problem"
 # one field: a run of characters C's isspace() does not match (trec_eval's tokenizer)
 _FIELD_PATTERN = r"[^ \t\n\r\f\v]+"
 _INTEGER_PATTERN = r"[+-]?[0-9]+"  # what an integer field looks like, whether or not it fits the dtype
+# lenient reading (`lenient=True`): the number a field starts with, as C's atol / atof read it (0 without one)
+_ATOL_PREFIX = r"^[+-]?[0-9]+"
+_ATOF_PREFIX = r"(?i)^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?|inf(?:inity)?|nan)"
+_HEXADECIMAL = r"^[+-]?0[xX]\.?[0-9a-fA-F]"  # atof reads a C99 hexadecimal float: refused, not misread
 _GZIP_MAGIC = b"\x1f\x8b"
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _CHUNK_BYTES = 1 << 20
@@ -51,6 +56,8 @@ class _Field:
     name: str
     dtype: pl.DataType
     description: str | None = None  # set for parsed (non-string) fields, used in the error message
+    # how trec_eval reads the field: C's atol / atof of its text, None for a field it never reads (the rank)
+    c_reading: Literal["atol", "atof"] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,13 @@ class _Format:
     min_fields: int
     max_fields: int | None  # None: trailing fields are ignored
     comment: str  # a line matching this at its start is a comment (a regex without the anchor)
+    lenient: bool = False  # numbers read as trec_eval reads them (`_Field.c_reading`), not strictly
+
+    def checks(self, field: _Field) -> bool:
+        """Whether a field that does not parse makes its line malformed."""
+        if self.lenient:
+            return field.c_reading is not None  # a prefix always parses: only too large or hexadecimal fails
+        return field.description is not None
 
     @property
     def expected(self) -> str:
@@ -75,7 +89,7 @@ _RUN = _Format(
         _Field(1, "q0", pl.String()),
         _Field(2, "doc", pl.String()),
         _Field(3, "rank", pl.Int64(), "an integer rank"),
-        _Field(4, "score", pl.Float64(), "a numeric score"),
+        _Field(4, "score", pl.Float64(), "a numeric score", "atof"),
         _Field(5, "tag", pl.String()),
     ),
     min_fields=6,
@@ -89,7 +103,7 @@ _QRELS = _Format(
         _Field(0, "query", pl.String()),
         _Field(1, "iteration", pl.String()),
         _Field(2, "doc", pl.String()),
-        _Field(3, "relevance", pl.Int64(), "an integer relevance level"),
+        _Field(3, "relevance", pl.Int64(), "an integer relevance level", "atol"),
     ),
     min_fields=4,
     max_fields=4,
@@ -105,7 +119,7 @@ def _problem(fmt: _Format) -> pl.Expr:
         wrong_count = wrong_count | (count > fmt.max_fields)
     codes = [pl.when(wrong_count).then(pl.lit(1, pl.UInt8))]
     for index, field in enumerate(fmt.fields):
-        if field.description is not None:
+        if fmt.checks(field):
             codes.append(pl.when(pl.col(field.name).is_null()).then(pl.lit(2 + index, pl.UInt8)))
     return pl.coalesce(*codes, pl.lit(0, pl.UInt8))
 
@@ -188,11 +202,38 @@ def _parsed(lines: pl.LazyFrame, fmt: _Format) -> pl.LazyFrame:
     columns = []
     for field in fmt.fields:
         raw = pl.col(_FIELDS).list.get(field.position, null_on_oob=True)
-        value = raw if field.dtype == pl.String else raw.cast(field.dtype, strict=False)
+        if field.dtype == pl.String:
+            value = raw
+        elif fmt.lenient and field.c_reading is not None:
+            value = _c_number(raw, field)
+        else:  # strictly, or (lenient) a field trec_eval never reads: null where it does not parse
+            value = raw.cast(field.dtype, strict=False)
         columns.append(value.alias(field.name))
     return fields.select(pl.col(_LINE_NUMBER), pl.col(_FIELD_COUNT), *columns).with_columns(
         _problem(fmt).alias(_PROBLEM)
     )
+
+
+def _c_number(raw: pl.Expr, field: _Field) -> pl.Expr:
+    """The field's text as C's atol / atof read it: the number it starts with, 0 where it starts with none;
+    null (a malformed line) for an integer too large for the dtype or an atof hexadecimal float."""
+    prefix = raw.str.extract(_ATOL_PREFIX if field.c_reading == "atol" else _ATOF_PREFIX, 0)
+    value = pl.when(prefix.is_null()).then(pl.lit(0, field.dtype)).otherwise(prefix.cast(field.dtype, strict=False))
+    if field.c_reading == "atof":
+        value = pl.when(raw.str.contains(_HEXADECIMAL)).then(pl.lit(None, field.dtype)).otherwise(value)
+    return pl.when(raw.is_null()).then(pl.lit(None, field.dtype)).otherwise(value)
+
+
+def _c_number_problem(text: str, field: _Field) -> str | None:
+    """The Python twin of `_c_number`'s nulls: why a leniently read field fails, or None."""
+    if field.c_reading == "atof":
+        if re.match(_HEXADECIMAL, text):
+            return "a hexadecimal number (C's atof reads it as one; not read here)"
+        return None
+    prefix = re.match(_ATOL_PREFIX, text)
+    if prefix is not None and pl.Series([prefix.group()]).cast(field.dtype, strict=False).is_null().item():
+        return f"an integer too large for {field.dtype} (range {_integer_range(field.dtype)})"
+    return None
 
 
 # spellings every reader parses alike; any other field is judged by Polars' own cast (on the error path only)
@@ -211,9 +252,9 @@ def _is_malformed(fields: list[str], fmt: _Format) -> bool:
     """The Python twin of `_problem`: a wrong field count, or a numeric field that does not parse."""
     if len(fields) < fmt.min_fields or (fmt.max_fields is not None and len(fields) > fmt.max_fields):
         return True
-    return any(
-        field.description is not None and not _field_parses(fields[field.position], field.dtype) for field in fmt.fields
-    )
+    if fmt.lenient:
+        return any(fmt.checks(field) and _c_number_problem(fields[field.position], field) for field in fmt.fields)
+    return any(fmt.checks(field) and not _field_parses(fields[field.position], field.dtype) for field in fmt.fields)
 
 
 def _first_malformed_line_of_file(path: str, fmt: _Format, shown: str | None = None) -> tuple[int, str] | None:
@@ -241,9 +282,14 @@ def _describe(fmt: _Format, path: str, line_number: int, line: str) -> str:
     if too_few or (fmt.max_fields is not None and len(fields) > fmt.max_fields):
         return f"malformed TREC {fmt.kind} line ({where}): expected {fmt.expected}, got {len(fields)}: {line!r}."
     for field in fmt.fields:
-        if field.description is None:
+        if not fmt.checks(field):
             continue
         text = fields[field.position]
+        if fmt.lenient:
+            problem = _c_number_problem(text, field)
+            if problem is not None:
+                return f"malformed TREC {fmt.kind} line ({where}): {field.name} field {text!r} is {problem}: {line!r}."
+            continue
         if pl.Series([text]).cast(field.dtype, strict=False).is_null().item():
             if field.dtype.is_integer() and re.fullmatch(_INTEGER_PATTERN, text):
                 return (
@@ -283,7 +329,8 @@ def _checker(path: str, fmt: _Format, output: Sequence[str], shown: str) -> Call
     return check_batch
 
 
-def _scan(path: PathLike, fmt: _Format, source_name: str | None) -> pl.LazyFrame:
+def _scan(path: PathLike, fmt: _Format, source_name: str | None, *, lenient: bool = False) -> pl.LazyFrame:
+    fmt = replace(fmt, lenient=lenient)
     if not isinstance(path, (str, os.PathLike)):
         msg = f"path must be a str or os.PathLike naming one file, got {type(path).__name__}."
         raise TypeError(msg)
@@ -303,7 +350,7 @@ def _scan(path: PathLike, fmt: _Format, source_name: str | None) -> pl.LazyFrame
     )
 
 
-def scan_trec_run(path: PathLike, *, source_name: str | None = None) -> pl.LazyFrame:
+def scan_trec_run(path: PathLike, *, source_name: str | None = None, lenient: bool = False) -> pl.LazyFrame:
     """Scan a TREC run file (``qid Q0 docno rank score tag``) lazily.
 
     Columns: ``query`` (String), ``q0`` (String), ``doc`` (String), ``rank`` (Int64), ``score`` (Float64),
@@ -315,7 +362,7 @@ def scan_trec_run(path: PathLike, *, source_name: str | None = None) -> pl.LazyF
 
     trec_eval never reads the rank field (any text passes there) and reads the score with C's ``atof``, which
     takes the number a field starts with ("1.5x" is 1.5, "x" is 0); here the rank must be an integer and the
-    score a number, and a field that is not is an error naming its line.
+    score a number, and a field that is not is an error naming its line, unless `lenient`.
 
     The run is ready for `rank_metrics` with ``doc="doc"`` and ``qrels=scan_trec_qrels(...)``; pass
     ``ties="doc"`` for trec_eval's order (score descending, then doc id descending; `rank` is not used).
@@ -326,6 +373,11 @@ def scan_trec_run(path: PathLike, *, source_name: str | None = None) -> pl.LazyF
         The run file (plain text or gzip).
     source_name
         What error messages call the file (default: `path`), e.g. "standard input" for a copy of it.
+    lenient
+        Read the numbers as trec_eval does (the CLI's ``trec_eval`` mode reads so): the score is the number
+        its field starts with, as C's ``atof`` reads it ("1.5x" is 1.5, ".5" 0.5, "x" 0.0, "inf" and "nan"
+        as such), and the rank field is not read (``rank`` is null where it is not an integer).  A score
+        written as a hexadecimal float ("0x1p3"), which ``atof`` reads, is still an error.
 
     Returns
     -------
@@ -346,16 +398,17 @@ def scan_trec_run(path: PathLike, *, source_name: str | None = None) -> pl.LazyF
         At once, when `path` is not a file.
     ValueError
         At collect time, for a line with fewer than 6 fields, or whose rank is not an integer (or one too
-        large for Int64) or whose score is not a number, or that is not UTF-8 text.  The message names the
+        large for Int64) or whose score is not a number (with `lenient`: only a hexadecimal score), or that
+        is not UTF-8 text.  The message names the
         file and the 1-based line number of the first malformed line; blank lines count as lines.  On that
         (error) path the file is read a second time to find the first malformed line of the whole file,
         since the check itself runs batch by batch (in Python, up to the first line that is not UTF-8).
         A slice (``head``) may still read and check the whole file.
     """
-    return _scan(path, _RUN, source_name)
+    return _scan(path, _RUN, source_name, lenient=lenient)
 
 
-def scan_trec_qrels(path: PathLike, *, source_name: str | None = None) -> pl.LazyFrame:
+def scan_trec_qrels(path: PathLike, *, source_name: str | None = None, lenient: bool = False) -> pl.LazyFrame:
     """Scan a TREC qrels file (``qid iter docno rel``) lazily.
 
     Columns: ``query`` (String), ``iteration`` (String, ignored by trec_eval), ``doc`` (String),
@@ -370,7 +423,7 @@ def scan_trec_qrels(path: PathLike, *, source_name: str | None = None) -> pl.Laz
 
     trec_eval reads the relevance with C's ``atol``, which takes the integer a field starts with: "1.5" is
     judged 1 (relevant at ``-l 1``, not at ``-l 2``), "x" is 0.  Here a relevance that is not an integer is an
-    error naming its line, so that a fractional grade is never truncated silently.
+    error naming its line, so that a fractional grade is never truncated silently, unless `lenient`.
 
     Parameters
     ----------
@@ -378,6 +431,9 @@ def scan_trec_qrels(path: PathLike, *, source_name: str | None = None) -> pl.Laz
         The qrels file (plain text or gzip).
     source_name
         What error messages call the file (default: `path`).
+    lenient
+        Read the relevance as trec_eval does (the CLI's ``trec_eval`` mode reads so): the integer its field
+        starts with, as C's ``atol`` reads it ("1.5" is 1, "-0.5" 0, "2x" 2, "x" 0).
 
     Returns
     -------
@@ -397,9 +453,10 @@ def scan_trec_qrels(path: PathLike, *, source_name: str | None = None) -> pl.Laz
     FileNotFoundError
         At once, when `path` is not a file.
     ValueError
-        At collect time, for a line without exactly 4 fields, whose relevance is not an integer (or one too
-        large for Int64), or that is not UTF-8 text.
+        At collect time, for a line without exactly 4 fields, whose relevance is not an integer (with
+        `lenient`: does not start with one small enough) or is one too large for Int64, or that is not UTF-8
+        text.
         The message names the file and the 1-based line number of the first malformed line (see
         `scan_trec_run`).
     """
-    return _scan(path, _QRELS, source_name)
+    return _scan(path, _QRELS, source_name, lenient=lenient)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
+from ._mean import summary_of
 from .compare import COLUMNS as COMPARE_COLUMNS
 from .compare import _paired_deltas, _require_finite, _require_one_row_per_pair
 
@@ -37,6 +38,7 @@ STATUS_COLORS = {"baseline": "#636363", "better": "#1a9850", "worse": "#d73027",
 _CUTOFF_COLUMN = re.compile(r"^(?P<metric>.+)@(?P<k>\d+)$")
 # a measure at a recall level or a multiplier (iprec@0.5, rprec_mult@0.2): not a cut-off
 _LEVEL_COLUMN = re.compile(r"^.+@\d*\.\d+$")
+_SUMMARY_WORDS = {"mean": "mean", "sum": "sum over queries", "geometric": "geometric mean"}
 
 
 def _require_altair() -> None:
@@ -246,7 +248,10 @@ def means(comparison: pl.DataFrame, *, alpha: float = 0.05) -> alt.LayerChart | 
     ).select("metric", "system", "mean", "ci_low", "ci_high", "delta", "p_value", "p_adjusted", "status")
     metrics = data["metric"].unique(maintain_order=True).to_list()
     y = alt.Y("system:N", title=system, sort=alt.EncodingSortField(field="mean", order="descending"))
-    x_title = metrics[0] if len(metrics) == 1 else "mean"
+    # counts are compared by their sums, gm_map / gm_bpref by their geometric means (compare's "mean" column)
+    summaries = {_SUMMARY_WORDS[summary_of(metric)] for metric in metrics}
+    summary_words = summaries.pop() if len(summaries) == 1 else "summary over queries"
+    x_title = metrics[0] if len(metrics) == 1 else summary_words
     base = alt.Chart(_inline(data)) if len(metrics) == 1 else alt.Chart()
     interval = base.mark_rule(strokeWidth=2).encode(
         y=y, x=alt.X("ci_low:Q", title=x_title, scale=alt.Scale(zero=False)), x2="ci_high:Q", color=_status_color()
@@ -264,7 +269,7 @@ def means(comparison: pl.DataFrame, *, alpha: float = 0.05) -> alt.LayerChart | 
             alt.Tooltip("p_adjusted:Q", format=".3g"),
         ],
     )
-    title = f"mean and interval; significant: p_adjusted < {alpha:g}"
+    title = f"{summary_words} and interval; significant: p_adjusted < {alpha:g}"
     if len(metrics) == 1:
         layered: alt.LayerChart = alt.LayerChart(layer=[interval, point]).properties(title=title, width=420)
         return layered

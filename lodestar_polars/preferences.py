@@ -78,7 +78,7 @@ Q, JG, JSG, DOC, LEVEL = "query", "jg", "jsg", "doc", "level"
 
 def _format(kind: str, names: Sequence[str]) -> _Format:
     fields = [_Field(i, name, pl.String()) for i, name in enumerate(names[:-1])]
-    level = _Field(len(fields), LEVEL, pl.Float64(), "a number")
+    level = _Field(len(fields), LEVEL, pl.Float64(), "a number", "atof")
     return _Format(kind, (*fields, level), len(names), len(names), "#")  # '#' first on the line: a comment
 
 
@@ -86,13 +86,15 @@ _PREFS = _format("prefs", (Q, JG, JSG, DOC, LEVEL))
 _QRELS_PREFS = _format("qrels_prefs", (Q, JG, DOC, LEVEL))
 
 
-def scan_trec_prefs(path: PathLike, *, qrels: bool = False) -> pl.LazyFrame:
+def scan_trec_prefs(path: PathLike, *, qrels: bool = False, lenient: bool = False) -> pl.LazyFrame:
     """Scan a trec_eval prefs file (``qid jg jsg docno level``) or, with `qrels`, a qrels file read as prefs
     (``qid iter docno level``: the iteration is the JG, every line in JSG "0"), as get_prefs.c and
     get_qrels_prefs.c read them: whitespace-separated fields, a line starting with ``#`` is a comment, the
     level a number.  Columns ``query, jg, jsg, doc`` (String) and ``level`` (Float64); a malformed line raises
-    a ValueError naming the file, the line and the field when collected."""
-    frame = _scan(path, _QRELS_PREFS if qrels else _PREFS, None)
+    a ValueError naming the file, the line and the field when collected.  With `lenient` the level is read
+    as trec_eval reads it, with C's ``atof``: the number its field starts with ("2x" is 2.0, "x" 0.0; a
+    hexadecimal float is still an error)."""
+    frame = _scan(path, _QRELS_PREFS if qrels else _PREFS, None, lenient=lenient)
     return frame.select(Q, JG, pl.lit("0").alias(JSG), DOC, LEVEL) if qrels else frame
 
 

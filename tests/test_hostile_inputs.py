@@ -390,7 +390,7 @@ def test_bad_gains_are_refused(method: str, gain: object, error: type[Exception]
 RBP_REFUSES = (
     "which {rbp} refuses (it brings the gains into [0, 1] by the query's greatest gain, as trec_eval's rbp, and an "
     "unjudged document has gain 0: a negative gain would weigh below it); ndcg, dcg, g, ndcg_rel and rndcg take "
-    "negative gains."
+    "negative gains (sdcg clips them to its min_rel)."
 )
 
 

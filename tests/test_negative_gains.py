@@ -321,3 +321,43 @@ def test_ndcg_cut_reads_a_pair_as_its_leading_cut_off_as_trec_eval(trec_eval: Tr
     expected = trec_eval.run(["-m", "ndcg_cut.2=5"], qrels, run)
     assert expected.startswith("ndcg_cut_2 ")
     assert call_ours(["-m", "ndcg_cut.2=5"], qrels, run) == (0, expected, "")
+
+
+GAIN_MEASURE_SPELLINGS = {
+    "ndcg": "ndcg@3",
+    "dcg": "dcg@3",
+    "err": "err@3",
+    "nerr": "nerr@3",
+    "rbp": "rbp",
+    "rbp_resid": "rbp_resid",
+    "g": "g",
+    "ndcg_rel": "ndcg_rel",
+    "rndcg": "rndcg",
+    "sdcg": "sdcg(max_rel=3)@3",
+}
+
+
+def test_the_refusal_names_exactly_the_measures_a_negative_gain_changes() -> None:
+    """rbp's refusal lists the measures that take negative gains; which those are is found here by behaviour:
+    each gain-family measure of the registry scored with label 1 at gain -1 and at gain 0 (the values of the
+    ones that take it differ; sdcg clips -1 to its min_rel 0, so its values agree, as its note says)."""
+    from lodestar_polars.measures import REGISTRY
+
+    assert {name for name, d in REGISTRY.items() if d.family == "gain"} == set(GAIN_MEASURE_SPELLINGS)
+    frame = ranked([1, 0, 2, 1])
+    negative, zero = {0: 0.0, 1: -1.0, 2: 3.0}, {0: 0.0, 1: 0.0, 2: 3.0}
+    takes, refuses = set(), ""
+    for name, spelling in GAIN_MEASURE_SPELLINGS.items():
+        try:
+            with_negative = frame.rank_metrics.evaluate([spelling], ties="doc", doc="doc", gain=negative)
+        except ValueError as error:
+            refuses = str(error)
+            assert name == "rbp", error
+            continue
+        with_zero = frame.rank_metrics.evaluate([spelling], ties="doc", doc="doc", gain=zero)
+        if with_negative.row(0) != with_zero.row(0):
+            takes.add(name)
+    assert takes == {"ndcg", "dcg", "g", "ndcg_rel", "rndcg"}
+    listed = refuses.split("); ", 1)[1].split(" take negative gains")[0].replace(" and ", ", ").split(", ")
+    assert set(listed) == takes
+    assert "(sdcg clips them to its min_rel)" in refuses

@@ -155,6 +155,25 @@ def test_means_marks_baseline_and_significance(per_query: pl.DataFrame, metrics:
     assert_renders_png(chart)
 
 
+@pytest.mark.parametrize(
+    ("names", "words"),
+    [
+        (["ndcg@5", "ap"], "mean"),
+        (["num_ret", "num_rel_ret"], "sum over queries"),
+        (["gm_map", "gm_bpref"], "geometric mean"),
+        (["ap", "num_ret", "gm_map"], "summary over queries"),
+    ],
+)
+def test_means_names_the_summary_compare_took(runs: pl.DataFrame, names: list[str], words: str) -> None:
+    """compare's "mean" column holds each measure's summary (counts summed, gm_* geometric): a chart of several
+    metrics titles its axis and itself by it, not "mean" for a sum."""
+    options: dict[str, Any] = {"query": "query_id", "by": "model", "doc": "doc_id", "ties": "doc"}
+    table = lp.compare(runs.rank_metrics.evaluate(names, **options), system="model", query="query_id", baseline="bm25")
+    spec = plot.means(table).to_dict()
+    assert spec["spec"]["layer"][0]["encoding"]["x"]["title"] == words
+    assert spec["title"] == f"{words} and interval; significant: p_adjusted < 0.05"
+
+
 def test_means_rejects_other_frames(per_query: pl.DataFrame) -> None:
     with pytest.raises(ValueError, match=r"takes the DataFrame lodestar_polars.compare returns"):
         plot.means(per_query)

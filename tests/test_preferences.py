@@ -309,7 +309,8 @@ def assert_error(result: tuple[int, str, str], exit_code: int, fragment: str) ->
     ("lines", "fragment"),
     [
         ("q g s a 1\nq g s b\n", "prefs.txt, line 2): expected 5 whitespace-separated fields, got 4"),
-        ("# c\nq g s a high\n", "prefs.txt, line 2): level field 'high' is not a number"),
+        # trec_eval reads a level with atof, as the CLI does ("high" is 0): only a hexadecimal one is refused
+        ("# c\nq g s a 0x1p1\n", "prefs.txt, line 2): level field '0x1p1' is a hexadecimal number"),
         ("q g s a -1\nq g s b 0\n", "finite number >= 0; 1 are not, the first in query 'q': -1.0"),
         (
             "q g s a 1\nq g s a 1\n",

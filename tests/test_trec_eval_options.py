@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lodestar_polars import cli
+from lodestar_polars import cli, preferences
 from lodestar_polars.io import scan_trec_qrels, scan_trec_run
 from tests.cases import Qrels, Run, qrels_frame, run_and_qrels, run_frame
 from tests.trec_eval_binary import TrecEval
@@ -195,7 +196,7 @@ def test_run_from_standard_input_equals_trec_eval(trec_eval: TrecEval, tmp_path:
 
 def test_a_malformed_line_on_standard_input_is_named_so(tmp_path: Path) -> None:
     qrels_path, _ = write_trec(tmp_path, {}, {"q": {"d": 1}})
-    code, _, err = call_ours([str(qrels_path), "-"], stdin=b"q Q0 d 1 0.5 tag\nq Q0 e one 0.5 tag\n")
+    code, _, err = call_ours([str(qrels_path), "-"], stdin=b"q Q0 d 1 0.5 tag\nq Q0 e one 0.5\n")
     assert code == cli.EXIT_DATA_ERROR
     assert "(standard input, line 2)" in err
 
@@ -255,6 +256,121 @@ def test_a_malformed_line_after_comments_keeps_its_line_number(tmp_path: Path) -
     path.write_text("# one\nq 0 d1 1\n# two\nq 0 d2 x\n")
     with pytest.raises(ValueError, match=r"line 4\)"):
         scan_trec_qrels(path).collect()
+
+
+# --- trec_eval's number reading (C's atol / atof, the rank field never read) ------------------------------
+
+# suffixes that end C's number prefix without changing it ("e" and "e+" are an exponent without digits)
+NON_NUMERIC_TAIL = st.sampled_from(["", "x", "abc", "e", "e+", ".", "_7", "%"])
+
+
+@st.composite
+def lenient_relevance(draw: st.DrawFn, level: int) -> str:
+    """A spelling of `level` that C's atol reads as `level`: a fraction or letters after it, a + sign; and for
+    level 0 also text with no digits first or a negative fraction above -1."""
+    spellings = [f"{level}", f"+{level}", f"{level}.{draw(st.integers(0, 99))}", f"{level}{draw(NON_NUMERIC_TAIL)}"]
+    if level == 0:
+        spellings += ["x", "-0.5", "rel", ".9"]
+    return draw(st.sampled_from(spellings))
+
+
+@st.composite
+def lenient_score(draw: st.DrawFn, score: float) -> str:
+    """A spelling of `score` that C's atof reads as `score`: letters after it, a + sign, .5 for 0.5."""
+    text = repr(score)
+    spellings = [text, f"{text}{draw(NON_NUMERIC_TAIL)}"]
+    if not text.startswith("-"):
+        spellings.append("+" + text)
+    if text.startswith("0."):
+        spellings.append(text[1:] + draw(NON_NUMERIC_TAIL))
+    if score == 0:
+        spellings += ["zero", "-", "."]
+    return draw(st.sampled_from(spellings))
+
+
+RANK_FIELD = st.sampled_from(["1", "0", "-", "x", "1.5", "rank", "99999999999999999999999"])
+
+
+@SETTINGS
+@given(case=run_and_qrels(), data=st.data())
+def test_numbers_are_read_as_trec_eval_reads_them(
+    trec_eval: TrecEval, tmp_path: Path, case: tuple[Run, Qrels], data: st.DataObject
+) -> None:
+    """A relevance is what C's atol reads ("1.5" is 1, "x" 0), a score what atof reads ("0.5x" is 0.5, "x"
+    0), the rank field is not read: random runs written so, against trec_eval on the same files."""
+    run, qrels = case
+    if not run:
+        return
+    qrels = comparable(run, qrels)
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text(
+        "".join(f"{q} 0 {d} {data.draw(lenient_relevance(r))}\n" for q, docs in qrels.items() for d, r in docs.items())
+    )
+    run_path.write_text(
+        "".join(
+            f"{q} Q0 {d} {data.draw(RANK_FIELD)} {data.draw(lenient_score(s))} tag\n"
+            for q, docs in run.items()
+            for d, s in docs.items()
+        )
+    )
+    arguments = ["-q", *EVERY_MEASURE]
+    theirs = trec_eval.call(arguments, qrels_path, run_path)
+    code, out, err = call_ours([*arguments, str(qrels_path), str(run_path)])
+    if refused(theirs.stderr):
+        assert code != 0, (theirs.stderr, out)
+        return
+    assert theirs.returncode == 0, theirs.stderr
+    assert code == 0, err
+    assert out == theirs.stdout
+
+
+def test_preference_levels_are_read_as_trec_eval_reads_them(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """get_prefs.c and get_qrels_prefs.c read a level with atof: "1.5x" is 1.5, "x" 0, ".5" 0.5."""
+    prefs, qrels, run = tmp_path / "prefs.txt", tmp_path / "qrels.txt", tmp_path / "run.txt"
+    prefs.write_text("q1 a 0 d1 1.5x\nq1 a 0 d2 x\nq1 a 0 d3 .5\nq1 a 0 d5 2\nq1 b 0 d2 1e0z\nq1 b 0 d4 0\n")
+    qrels.write_text("q1 0 d1 1.5x\nq1 0 d2 x\nq1 0 d3 .5\nq1 1 d4 +1\nq1 1 d5 2\n")
+    run.write_text("q1 Q0 d1 x 1.5abc t\nq1 Q0 d2 1.0 abc t\nq1 Q0 d3 3 .5 t\nq1 Q0 d4 - 1e2x t\nq1 Q0 d5 5 -3 t\n")
+    for format_name, judgments in (("prefs", prefs), ("qrels_prefs", qrels)):
+        arguments = ["-q", "-R", format_name, "-m", "all_prefs"]
+        expected = trec_eval.run(arguments, judgments, run)
+        assert "prefs_simp" in expected
+        assert ours([*arguments, str(judgments), str(run)]) == expected
+
+
+def test_lenient_readers_read_numbers_as_c_does(tmp_path: Path) -> None:
+    """Hand-derived from C's atol / atof: the number a field starts with, 0 where none; the rank not read."""
+    qrels_path, run_path, prefs_path = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "prefs.txt"
+    qrels_path.write_text("q 0 a 1.5\nq 0 b -0.5\nq 0 c 2x\nq 0 d x\nq 0 e +3\nq 0 f -2.9\n")
+    run_path.write_text(
+        "q Q0 a x 1.5abc t\nq Q0 b 7 abc t\nq Q0 c 1.0 .5 t\nq Q0 d - 1e2x t\nq Q0 e 2 1e t\n"
+        "q Q0 f 3 -INF t\nq Q0 g 4 +.25e-1. t\n"
+    )
+    prefs_path.write_text("q a 0 d1 2x\nq a 0 d2 .\n")
+    assert scan_trec_qrels(qrels_path, lenient=True).collect()["relevance"].to_list() == [1, 0, 2, 0, 3, -2]
+    run = scan_trec_run(run_path, lenient=True).collect()
+    assert run["score"].to_list() == [1.5, 0.0, 0.5, 100.0, 1.0, -math.inf, 0.025]
+    assert run["rank"].to_list() == [None, 7, None, None, 2, 3, 4]
+    assert preferences.scan_trec_prefs(prefs_path, lenient=True).collect()["level"].to_list() == [2.0, 0.0]
+    for scan, path in ((scan_trec_qrels, qrels_path), (scan_trec_run, run_path)):
+        with pytest.raises(ValueError, match=r"line 1\).* is not"):
+            scan(path).collect()  # strictly, each file's first line is malformed
+
+
+@pytest.mark.parametrize(
+    ("kind", "line", "words"),
+    [
+        ("qrels", "q 0 a 99999999999999999999x", "relevance field '99999999999999999999x' is an integer too large"),
+        ("run", "q Q0 a 1 0x1p3 t", "score field '0x1p3' is a hexadecimal number"),
+        ("run", "q Q0 a 1 -0X.8 t", "score field '-0X.8' is a hexadecimal number"),
+        ("run", "q Q0 a", "expected at least 6 whitespace-separated fields, got 3"),
+    ],
+)
+def test_lenient_readers_still_refuse_what_c_would_misread(tmp_path: Path, kind: str, line: str, words: str) -> None:
+    path = tmp_path / "file.txt"
+    path.write_text(f"q 0 z 1\n{line}\n" if kind == "qrels" else f"q Q0 z 1 0.5 t\n{line}\n")
+    scan = scan_trec_qrels if kind == "qrels" else scan_trec_run
+    with pytest.raises(ValueError, match=rf"line 2\): {re.escape(words)}"):
+        scan(path, lenient=True).collect()
 
 
 # --- -Z ------------------------------------------------------------------------------------------------------
