@@ -3,10 +3,10 @@
 Both readers scan the file line by line (`pl.scan_lines`, which also reads gzip; a line ends at LF, CRLF or
 a lone CR, so a file with classic Mac line ends reads as its lines, not as one), split each line on runs of
 ASCII whitespace (space, tab, FF, VT: C's `isspace`), keep ids as strings and parse the numeric fields with
-Polars' strict casts.  Blank lines and comment lines (``#``, as trec_eval 10 reads them: see each reader) are
-skipped.  A malformed line (wrong field count,
-a field that does not parse, an integer too large for Int64, bytes that are not UTF-8) raises a `ValueError`
-naming the file and its 1-based line number when the frame is collected.
+Polars' strict casts (with ``lenient=True``, as trec_eval reads them: C's atol / atof of the field's start).
+Blank lines and comment lines (``#``, as trec_eval 10 reads them: see each reader) are skipped.  A malformed
+line (wrong field count, a field that does not parse, an integer too large for Int64, bytes that are not UTF-8)
+raises a `ValueError` naming the file and its 1-based line number when the frame is collected.
 
 >>> import lodestar_polars
 >>> from lodestar_polars.io import scan_trec_qrels, scan_trec_run

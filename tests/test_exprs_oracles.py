@@ -1,12 +1,12 @@
-"""`exprs.err`, `nerr`, `rbp`, `rprec`, `f1`, `hit_rate`, `iprec_at_recall` and `eleven_point_average` against
-the real tools and every tied order.
+"""`exprs.err`, `nerr`, `rbp`, `rprec`, `f1`, `hit_rate`, `iprec_at_recall`, `eleven_point_average` and
+`relative_precision` against the real tools and every tied order.
 
 Oracles, the judgments being the group's own rows:
 - ir_measures' ERR@k (computed by gdeval, ties by descending doc id: ties="doc"); nERR@k as gdeval's ERR@k
   of the run over gdeval's ERR@k of the ideal run (the documents ordered by grade);
 - the trec_eval binary's rbp (graded levels brought into [0, 1], ties="doc") and ir_measures' RBP(p=...)
   from trectools (raw relevance, ties averaged: ties="average" on binary judgments);
-- pytrec_eval's Rprec (ties="doc"); the trec_eval binary's iprec_at_recall and 11pt_avg (ties="doc");
+- pytrec_eval's Rprec (ties="doc"); the trec_eval binary's iprec_at_recall, 11pt_avg and relative_P (ties="doc");
 - ranx's f1@k, f1 and hit_rate@k (untied scores: ranx has no tie rule);
 - plain Python below, written from the definitions: the mean over every order of the tied rows
   (`measures_reference.tied_sequences`) for ties="average", their greatest and least value for the bounds;
@@ -257,6 +257,29 @@ def test_iprec_at_recall_and_11pt_avg_equal_trec_eval(trec_eval: TrecEval, tmp_p
             assert row[column] == pytest.approx(theirs[name, row["query"]], abs=5.1e-5), (column, row["query"])
 
 
+def test_relative_precision_equals_trec_eval(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """trec_eval's relative_P at its nine cut-offs and -l 2 (relevant: level >= 2), ties by descending docno."""
+    frame = random_tied_frame(seed=17, queries=80, rows=1200, grades=3)
+    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+    judgments = frame.select("query", "doc", "relevance").iter_rows()
+    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in judgments))
+    run_path.write_text(
+        "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in frame.select("query", "doc", "score").iter_rows())
+    )
+    cutoffs = [5, 10, 15, 20, 30, 100, 200, 500, 1000]
+    for level, threshold in ((1, 0.0), (2, 1.0)):
+        output = trec_eval.run(["-q", f"-l{level}", "-m", "relative_P"], qrels_path, run_path)
+        theirs = {(name, query): float(value) for name, query, value in map(str.split, output.splitlines())}
+        ours = frame.group_by("query").agg(
+            exprs.relative_precision(k=k, ties="doc", doc="doc", threshold=threshold) for k in cutoffs
+        )
+        assert len(theirs) == len(cutoffs) * (ours.height + 1)
+        for row in ours.iter_rows(named=True):
+            for k in cutoffs:
+                expected = theirs[f"relative_P_{k}", str(row["query"])]
+                assert row[f"relative_p@{k}"] == pytest.approx(expected, abs=5.1e-5), (k, row["query"])
+
+
 def interpolated_of(flags: Sequence[int], level: float) -> float:
     """The greatest precision at a relevant row whose count reaches max(level R rounded half up, 1)."""
     total = sum(flags)
@@ -394,6 +417,8 @@ def reference_value(measure: str, relevance: list[int], score: list[float], opti
             hits = sum(sequence[:k] if k is not None else sequence)
             if measure == "f1":
                 return 2 * hits / (length + total)
+            if measure == "relative_precision":  # trec_eval's relative_P: hits / min(k, R)
+                return hits / (total if k is None else min(k, total))
             return float(hits > 0)  # hit_rate
 
     outcomes = [measure_of(sequence) for sequence in reference.tied_sequences(values, score)]
@@ -412,13 +437,13 @@ def averaged_options(draw: st.DrawFn, measure: str) -> dict[str, Any]:
         options["p"] = draw(st.sampled_from([0.9, 0.5, 0.8]))
     else:
         options["threshold"] = draw(st.sampled_from([0.0, 1.5]))
-    if measure in ("rprec", "f1"):
+    if measure in ("rprec", "f1", "relative_precision"):
         options["no_relevant"] = draw(st.sampled_from([0.0, 1.0, None]))
     return options
 
 
 @pytest.mark.parametrize("ties", ["average", "optimistic", "pessimistic"])
-@pytest.mark.parametrize("measure", ["rbp", "rprec", "f1", "hit_rate"])
+@pytest.mark.parametrize("measure", ["rbp", "rprec", "f1", "hit_rate", "relative_precision"])
 @SETTINGS
 @given(frame=small_tied_frames(), data=st.data())
 def test_the_mean_and_the_bounds_over_every_tied_order(
@@ -434,7 +459,10 @@ def test_the_mean_and_the_bounds_over_every_tied_order(
 
 # --- the namespace, in every engine and tie mode --------------------------------------------------------------
 
-NEW_MEASURES = ["err", "nerr", "rbp", "rprec", "f1", "hit_rate", "iprec_at_recall", "eleven_point_average"]
+NEW_MEASURES = [
+    *("err", "nerr", "rbp", "rprec", "f1", "hit_rate", "iprec_at_recall", "eleven_point_average"),
+    "relative_precision",
+]
 REFUSING_AVERAGE = ("err", "nerr", "iprec_at_recall", "eleven_point_average")
 
 
@@ -447,7 +475,9 @@ def namespace_calls(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], dict[str
     k = None if measure in without_cutoff else draw(st.one_of(st.none(), st.integers(1, 45)))
     options: dict[str, Any] = {"ties": ties, "doc": "doc"}
     evaluate_options: dict[str, Any] = {"ties": ties, "doc": "doc"}
-    stem = {"hit_rate": "success", "eleven_point_average": "11pt_avg"}.get(measure, measure)
+    stem = {"hit_rate": "success", "eleven_point_average": "11pt_avg", "relative_precision": "relative_p"}.get(
+        measure, measure
+    )
     if measure not in without_cutoff:
         options["k"] = k
     if measure == "iprec_at_recall":
@@ -460,9 +490,9 @@ def namespace_calls(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], dict[str
             st.sampled_from(["linear", "exponential", {0: 0.5, 1: 1.0, 2: 3.0, 3: 0.0, 4: 2.0}])
         )
         stem = "rbp" if p == 0.9 else f"rbp(p={p})"
-    if measure in ("rprec", "f1", "hit_rate", *without_cutoff):
+    if measure in ("rprec", "f1", "hit_rate", "relative_precision", *without_cutoff):
         options["threshold"] = evaluate_options["threshold"] = draw(st.sampled_from([0.0, 1.5, 3.0]))
-    if measure in ("rprec", "f1", "nerr", *without_cutoff):
+    if measure in ("rprec", "f1", "nerr", "relative_precision", *without_cutoff):
         options["no_relevant"] = evaluate_options["no_relevant"] = draw(st.sampled_from([0.0, 1.0, None]))
     return measure, stem if k is None else f"{stem}@{k}", options, evaluate_options
 
@@ -492,8 +522,9 @@ def test_their_names_are_evaluates_columns() -> None:
         exprs.rprec(),
         exprs.f1(k=10),
         exprs.hit_rate(k=2),
+        exprs.relative_precision(k=4),
     ]
-    names = ["err@5", "nerr", "rbp", "rbp(p=0.8)@3", "rprec", "f1@10", "hit_rate@2"]
+    names = ["err@5", "nerr", "rbp", "rbp(p=0.8)@3", "rprec", "f1@10", "hit_rate@2", "relative_precision@4"]
     assert frame.group_by("query").agg(built).columns[1:] == [
         "err@5",
         "nerr",
@@ -502,6 +533,7 @@ def test_their_names_are_evaluates_columns() -> None:
         "rprec",
         "f1@10",
         "success@2",
+        "relative_p@4",
     ]
     assert (
         frame.rank_metrics.evaluate(names, ties="input").columns[1:] == frame.group_by("query").agg(built).columns[1:]

@@ -226,7 +226,9 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("utility", None, None, signed=True),
     MeasureKind("gm_bpref", None, None),
     # hits / min(k, R): whole hits / R
-    MeasureKind("relative_p", None, None, past_the_list=lambda k, length, relevant: relevant / min(k, relevant)),
+    MeasureKind(
+        "relative_p", None, "relative_precision", past_the_list=lambda k, length, relevant: relevant / min(k, relevant)
+    ),
     MeasureKind("unj", None, None, divides_by_cutoff=True),
     MeasureKind("judged", None, None),
     # 2 hits / (k + R): whole 2 hits / (length + R)

@@ -234,3 +234,45 @@ def test_a_query_judged_only_at_negative_levels_stops_trec_eval_when_it_comes_fi
             assert (theirs.returncode, theirs.stdout) == (4, "")  # trec_eval's own stop
             assert "Can't calculate measure" in theirs.stderr
             assert [line.replace("\ta\t", "\t{}\t") for line in out.splitlines(True) if "\ta\t" in line] == z_lines
+
+
+# a z-score file's means and standard deviations (0: trec_eval's branch for a constant measure)
+Z_MEANS = st.sampled_from(["0", "0.25", "-0.5", "1", "3.5", "0.1234"])
+Z_STDDEVS = st.sampled_from(["0", "0.5", "0.25", "1.5", "2"])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=judged_cases(), arguments=trec_eval_arguments(), data=st.data())
+def test_zscores_with_option_combinations_equal_trec_eval(
+    trec_eval: TrecEval, tmp_path: Path, case: tuple[Run, Qrels], arguments: list[str], data: st.DataObject
+) -> None:
+    """-Z over the same random option combinations: the z-score file gives each query a random subset of the
+    measure names trec_eval prints for these arguments (read from the binary's own -q output), with means and
+    standard deviations including 0.  Every query of the run and the judgments is in the file, and each query's
+    entries end with "~", which sorts after every name: trec_eval's binary searches read past the end of a
+    query's entries otherwise (`test_zscores_equal_trec_eval`)."""
+    run, qrels = case
+    if not run:
+        return
+    if "-c" not in arguments:
+        qrels = {query: judged for query, judged in qrels.items() if query in run}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    listed = trec_eval.call(["-q", *arguments], qrels_path, run_path)
+    if listed.returncode != 0:
+        return  # no judged query in the run: test_option_combinations_equal_trec_eval compares the refusal
+    names = sorted({line.split("\t")[0].strip() for line in listed.stdout.splitlines()} - {"runid", "relstring"})
+    zscores = tmp_path / "zscores"
+    lines = []
+    for query in sorted({*run, *qrels}):
+        for name in data.draw(
+            st.lists(st.sampled_from(names), unique=True, max_size=len(names)) if names else st.just([])
+        ):
+            lines.append(f"{query} {name} {data.draw(Z_MEANS)} {data.draw(Z_STDDEVS)}\n")
+        lines.append(f"{query} ~ 0 1\n")
+    zscores.write_text("".join(lines))
+    with_zscores = ["-Z", str(zscores), *arguments]
+    theirs = trec_eval.call(with_zscores, qrels_path, run_path)
+    code, out, err = ours_or_usage_error(with_zscores, qrels_path, run_path)
+    assert theirs.returncode == 0, theirs.stderr
+    assert code == 0, err
+    assert out == with_rbp_alone(trec_eval, theirs.stdout, with_zscores, qrels_path, run_path)

@@ -93,7 +93,7 @@ from .first_relevant import hit_rate, reciprocal_rank, success
 from .gain import dcg, ndcg, rbp, sdcg
 from .interpolated import eleven_point_average, iprec_at_recall
 from .normalized_gain import bin_g, g
-from .precision_recall import average_precision, f1, precision, recall, rprec
+from .precision_recall import average_precision, f1, precision, recall, relative_precision, rprec
 
 __all__ = [
     "average_precision",
@@ -111,6 +111,7 @@ __all__ = [
     "rbp",
     "recall",
     "reciprocal_rank",
+    "relative_precision",
     "rprec",
     "sdcg",
     "success",

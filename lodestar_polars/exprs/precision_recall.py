@@ -1,5 +1,5 @@
-"""The measures counting relevant rows within a cut-off: precision, recall, F1, R-precision (cut at the group's
-R) and average precision."""
+"""The measures counting relevant rows within a cut-off: precision, recall, F1, relative precision,
+R-precision (cut at the group's R) and average precision."""
 
 from __future__ import annotations
 
@@ -270,6 +270,58 @@ def f1(
     length = pl.len().cast(pl.Float64) if i.k is None else pl.lit(_as_float(i.k))
     value = pl.when(total > 0).then(2.0 * _hits(i, relevant) / (length + total)).otherwise(math.nan)
     return _finish(i, _column_name("f1", i.k), value, checks, finish)
+
+
+def relative_precision(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """Relative precision of each group (trec_eval's relative_P_k): its relevant rows within the first k
+    positions divided by min(k, R), the most the first k positions could hold, R the group's relevant rows:
+    precision up to R, recall past it; without k, recall over the whole group (1 when R > 0).
+
+    R counts the group's own rows only, as for `recall`.  The value is linear in hits@k, so under
+    ties="average" it is the exact expectation over every order of the tied rows.
+
+    Parameters
+    ----------
+    relevance, score, k, doc, ties, threshold, no_relevant
+        As for `recall` (trec_eval scores a query with R = 0 as 0, the default).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `relative_p` or `relative_p@{k}` (as `evaluate` names it), one value per
+        group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [1, 0, 1, 1, 0], "score": [3, 2, 1, 5, 5]})
+    >>> df.group_by("query", maintain_order=True).agg(exprs.relative_precision(k=2))
+    shape: (2, 2)
+    ┌───────┬──────────────┐
+    │ query ┆ relative_p@2 │
+    │ ---   ┆ ---          │
+    │ i64   ┆ f64          │
+    ╞═══════╪══════════════╡
+    │ 1     ┆ 0.5          │
+    │ 2     ┆ 1.0          │
+    └───────┴──────────────┘
+    """
+    i, relevant, checks = _threshold_inputs("relative_precision", relevance, score, doc, k, ties, threshold)
+    finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
+    total = relevant.sum()
+    most = total if i.k is None else pl.min_horizontal(total, pl.lit(_as_float(i.k)))
+    value = pl.when(total > 0).then(_hits(i, relevant) / most).otherwise(math.nan)
+    return _finish(i, _column_name("relative_p", i.k), value, checks, finish)
 
 
 def _hits_within_relevant_total(i: _Inputs, relevant: pl.Expr) -> pl.Expr:
