@@ -6,8 +6,9 @@ length, rbp's persistence), or all_trec whole; standard output must be the binar
 must succeed or both fail.
 
 -N is drawn from 1 up, below the number of documents too (utility's count of documents neither retrieved nor
-relevant then goes negative, in trec_eval as here); fractional relevance and the other spellings trec_eval reads
-with atol / atof have their own property (`tests/test_trec_eval_options.py`).
+relevant then goes negative, in trec_eval as here).  The files' numbers are sometimes spelled as trec_eval reads
+them with C's atol / atof (a relevance "2.5" or "2x" for 2, a score "0.25x" or "+0.25", any rank field:
+`respell`); `tests/test_trec_eval_options.py` draws those spellings over every measure.
 
 Left out on purpose, each a documented refusal of the CLI where trec_eval prints a number: gains less than 1
 apart of which one is positive (trec_eval's comparator orders them by chance), a level given two gains, utility
@@ -18,6 +19,7 @@ trec_eval's rbp lines are compared as it prints them with rbp alone, `with_rbp_a
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
@@ -112,6 +114,33 @@ def trec_eval_arguments(draw: st.DrawFn) -> list[str]:
     return [*(argument for option in options for argument in option), *(f"-m{spec}" for spec in measures)]
 
 
+NON_NUMERIC_TAILS = ["", "x", "abc", "e", "e+", ".", "_7", "%"]
+RANK_FIELDS = ["0", "1", "-", "x", "1.5", "rank"]
+
+
+def respell(qrels_path: Path, run_path: Path, seed: int) -> None:
+    """Rewrite the files written by `write_trec` with each number spelled another way C's atol / atof read
+    alike (the relevance "2.5", "2x" or "+2" for 2; the score with letters after it or a + sign; any text in
+    the rank field, which trec_eval never reads); seed 0 leaves them as written."""
+    if seed == 0:
+        return
+    chance = random.Random(seed)
+    qrels_lines = []
+    for line in qrels_path.read_text().splitlines():
+        query, iteration, doc, level = line.split()
+        spellings = [level, f"{level}.{chance.randrange(10)}", level + chance.choice(NON_NUMERIC_TAILS)]
+        spellings += [f"+{level}"] if not level.startswith("-") else []
+        spellings += ["x", ".9", "-0.5"] if level == "0" else []
+        qrels_lines.append(f"{query} {iteration} {doc} {chance.choice(spellings)}\n")
+    run_lines = []
+    for line in run_path.read_text().splitlines():
+        query, q0, doc, _, score, tag = line.split()
+        spellings = [score, score + chance.choice(NON_NUMERIC_TAILS)] + ([f"+{score}"] if score[0] != "-" else [])
+        run_lines.append(f"{query} {q0} {doc} {chance.choice(RANK_FIELDS)} {chance.choice(spellings)} {tag}\n")
+    qrels_path.write_text("".join(qrels_lines))
+    run_path.write_text("".join(run_lines))
+
+
 def ours_or_usage_error(arguments: list[str], qrels: Path, run: Path) -> tuple[int, str, str]:
     try:
         return call_ours(arguments, qrels, run)
@@ -119,12 +148,15 @@ def ours_or_usage_error(arguments: list[str], qrels: Path, run: Path) -> tuple[i
         return int(stopped.code or 0), "", ""
 
 
-def assert_same_as_trec_eval(trec_eval: TrecEval, folder: Path, run: Run, qrels: Qrels, arguments: list[str]) -> None:
+def assert_same_as_trec_eval(
+    trec_eval: TrecEval, folder: Path, run: Run, qrels: Qrels, arguments: list[str], spelling: int = 0
+) -> None:
     if "-c" not in arguments:
         # trec_eval 10 stops (exit 4) at a judged query missing from the run without -c, where the CLI skips it
         # (as trec_eval 9 and pytrec_eval do): the oracle gets the judgments of the run's queries only
         qrels = {query: judged for query, judged in qrels.items() if query in run}
     qrels_path, run_path = write_trec(folder, run, qrels)
+    respell(qrels_path, run_path, spelling)
     theirs = trec_eval.call(arguments, qrels_path, run_path)
     code, out, err = ours_or_usage_error(arguments, qrels_path, run_path)
     if theirs.returncode != 0:  # no judged query in the run: trec_eval stops, and so does the CLI
@@ -159,15 +191,19 @@ def with_rbp_alone(trec_eval: TrecEval, output: str, arguments: list[str], qrels
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=judged_cases(), arguments=trec_eval_arguments())
+@given(case=judged_cases(), arguments=trec_eval_arguments(), spelling=st.integers(0, 3) | st.integers(0, 2**32))
 # trec_eval's rbp after ndcg.1=12 divides the gain by the 12 ndcg left in rbp's uninitialised `max`
-@example(case=({"Q2": {"a": 3.0, "b": 2.0, "D1": 0.0}}, {"Q2": {"D1": 1}}), arguments=["-q", "-mndcg.1=12", "-mrbp"])
+@example(
+    case=({"Q2": {"a": 3.0, "b": 2.0, "D1": 0.0}}, {"Q2": {"D1": 1}}),
+    arguments=["-q", "-mndcg.1=12", "-mrbp"],
+    spelling=0,
+)
 def test_option_combinations_equal_trec_eval(
-    trec_eval: TrecEval, tmp_path: Path, case: tuple[Run, Qrels], arguments: list[str]
+    trec_eval: TrecEval, tmp_path: Path, case: tuple[Run, Qrels], arguments: list[str], spelling: int
 ) -> None:
     run, qrels = case
     if run:  # trec_eval refuses an empty run file
-        assert_same_as_trec_eval(trec_eval, tmp_path, run, qrels, arguments)
+        assert_same_as_trec_eval(trec_eval, tmp_path, run, qrels, arguments, spelling)
 
 
 def test_trec_eval_rbp_reads_the_gains_a_measure_before_it_left(trec_eval: TrecEval, tmp_path: Path) -> None:
