@@ -325,15 +325,20 @@ def test_numbers_are_read_as_trec_eval_reads_them(
 
 
 def test_preference_levels_are_read_as_trec_eval_reads_them(trec_eval: TrecEval, tmp_path: Path) -> None:
-    """get_prefs.c and get_qrels_prefs.c read a level with atof: "1.5x" is 1.5, "x" 0, ".5" 0.5."""
+    """get_prefs.c and get_qrels_prefs.c read a level with atof: "1.5x" is 1.5, "x" 0, ".5" 0.5;
+    get_qrels_jg.c a relevance with atol ("1.5x" is 1)."""
     prefs, qrels, run = tmp_path / "prefs.txt", tmp_path / "qrels.txt", tmp_path / "run.txt"
     prefs.write_text("q1 a 0 d1 1.5x\nq1 a 0 d2 x\nq1 a 0 d3 .5\nq1 a 0 d5 2\nq1 b 0 d2 1e0z\nq1 b 0 d4 0\n")
     qrels.write_text("q1 0 d1 1.5x\nq1 0 d2 x\nq1 0 d3 .5\nq1 1 d4 +1\nq1 1 d5 2\n")
     run.write_text("q1 Q0 d1 x 1.5abc t\nq1 Q0 d2 1.0 abc t\nq1 Q0 d3 3 .5 t\nq1 Q0 d4 - 1e2x t\nq1 Q0 d5 5 -3 t\n")
-    for format_name, judgments in (("prefs", prefs), ("qrels_prefs", qrels)):
-        arguments = ["-q", "-R", format_name, "-m", "all_prefs"]
+    for format_name, judgments, measures in (
+        ("prefs", prefs, "all_prefs"),
+        ("qrels_prefs", qrels, "all_prefs"),
+        ("qrels_jg", qrels, "qrels_jg"),  # get_qrels_jg.c: the relevance with atol, as in qrels
+    ):
+        arguments = ["-q", "-R", format_name, "-m", measures]
         expected = trec_eval.run(arguments, judgments, run)
-        assert "prefs_simp" in expected
+        assert "prefs_simp" in expected or "map_avgjg" in expected
         assert ours([*arguments, str(judgments), str(run)]) == expected
 
 
