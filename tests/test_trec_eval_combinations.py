@@ -14,7 +14,8 @@ Left out on purpose, each a documented refusal of the CLI where trec_eval prints
 apart of which one is positive (trec_eval's comparator orders them by chance), a level given two gains, utility
 weighing documents not retrieved without -N or with -N 0 (trec_eval takes N = 0), 11pt_avg's levels out of
 order, rbp's gain pairs; and queries judged only at negative levels,
-at which trec_eval may stop (each has its own test below, as has rbp's reading of uninitialised memory:
+at which trec_eval may stop, or crash even after another query ("free(): invalid pointer", exit 134: a query
+"~neg" judged at -2 only after a query "q", both in the run, `-m all_trec`; found by drawing such queries here) (each has its own test below, as has rbp's reading of uninitialised memory:
 trec_eval's rbp lines are compared as it prints them with rbp alone, `with_rbp_alone`)."""
 
 from __future__ import annotations
