@@ -1706,9 +1706,16 @@ def _trec_eval_parser(commands: Any, common: argparse.ArgumentParser) -> None:
         "or qrels_prefs (a qrels file read as preferences), for the measures of -m all_prefs; qrels_jg (the second "
         "field is the judgment group: -m qrels_jg, map_avgjg, P_avgjg, Rprec_mult_avgjg)",
     )
-    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (qid iter docno rel; '#' lines are comments)")
     parser.add_argument(
-        "run", metavar="RUN", help="TREC run file (qid Q0 docno rank score tag; '#' lines are comments), '-' for stdin"
+        "qrels",
+        metavar="QRELS",
+        help="TREC qrels file (qid iter docno rel; '#' lines are comments; rel read as C's atol: '1.5' is 1)",
+    )
+    parser.add_argument(
+        "run",
+        metavar="RUN",
+        help="TREC run file (qid Q0 docno rank score tag; '#' lines are comments; score read as C's atof, rank "
+        "not read), '-' for stdin",
     )
 
 
