@@ -719,10 +719,12 @@ def test_trec_eval_duplicate_docs_exit_1(tmp_path: Path) -> None:
 
 
 def test_trec_eval_malformed_line_exit_1(tmp_path: Path) -> None:
-    (tmp_path / "run.txt").write_text("q Q0 a 1 high tag\n")
+    """A run line with five fields (trec_eval: "Malformed line"); a score "high" is not malformed there, as
+    trec_eval's atof reads it as 0 (tests/test_trec_eval_options.py)."""
+    (tmp_path / "run.txt").write_text("q Q0 a 1 0.5\n")
     (tmp_path / "qrels.txt").write_text("q 0 a 1\n")
     result = cli("trec_eval", "-m", "ndcg", tmp_path / "qrels.txt", tmp_path / "run.txt")
-    assert_data_error(result, "line 1): score field 'high' is not a numeric score")
+    assert_data_error(result, "line 1): expected at least 6 whitespace-separated fields, got 5")
 
 
 @pytest.mark.parametrize(
