@@ -230,15 +230,21 @@ def test_rprec_equals_pytrec_eval_on_a_random_tied_run() -> None:
 # --- interpolated precision: the trec_eval binary ---------------------------------------------------------------
 
 
-def test_iprec_at_recall_and_11pt_avg_equal_trec_eval(trec_eval: TrecEval, tmp_path: Path) -> None:
-    """trec_eval's iprec_at_recall at its 11 levels and 11pt_avg, ties by descending docno; 4 decimals."""
-    frame = random_tied_frame(seed=13, queries=80, rows=1200, grades=3)
-    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
+def as_trec_files(frame: pl.DataFrame, folder: Path) -> tuple[Path, Path]:
+    """The frame's rows as trec_eval's judgments (every row judged) and run."""
+    qrels_path, run_path = folder / "qrels", folder / "run"
     judgments = frame.select("query", "doc", "relevance").iter_rows()
     qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in judgments))
     run_path.write_text(
         "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in frame.select("query", "doc", "score").iter_rows())
     )
+    return qrels_path, run_path
+
+
+def test_iprec_at_recall_and_11pt_avg_equal_trec_eval(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """trec_eval's iprec_at_recall at its 11 levels and 11pt_avg, ties by descending docno; 4 decimals."""
+    frame = random_tied_frame(seed=13, queries=80, rows=1200, grades=3)
+    qrels_path, run_path = as_trec_files(frame, tmp_path)
     output = trec_eval.run(["-q", "-m", "iprec_at_recall", "-m", "11pt_avg"], qrels_path, run_path)
     theirs: dict[tuple[str, int], float] = {}
     for line in output.splitlines():
@@ -260,12 +266,7 @@ def test_iprec_at_recall_and_11pt_avg_equal_trec_eval(trec_eval: TrecEval, tmp_p
 def test_relative_precision_equals_trec_eval(trec_eval: TrecEval, tmp_path: Path) -> None:
     """trec_eval's relative_P at its nine cut-offs and -l 2 (relevant: level >= 2), ties by descending docno."""
     frame = random_tied_frame(seed=17, queries=80, rows=1200, grades=3)
-    qrels_path, run_path = tmp_path / "qrels", tmp_path / "run"
-    judgments = frame.select("query", "doc", "relevance").iter_rows()
-    qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in judgments))
-    run_path.write_text(
-        "".join(f"{q} Q0 {d} 0 {s} tag\n" for q, d, s in frame.select("query", "doc", "score").iter_rows())
-    )
+    qrels_path, run_path = as_trec_files(frame, tmp_path)
     cutoffs = [5, 10, 15, 20, 30, 100, 200, 500, 1000]
     for level, threshold in ((1, 0.0), (2, 1.0)):
         output = trec_eval.run(["-q", f"-l{level}", "-m", "relative_P"], qrels_path, run_path)

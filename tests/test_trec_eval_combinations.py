@@ -13,10 +13,11 @@ them with C's atol / atof (a relevance "2.5" or "2x" for 2, a score "0.25x" or "
 Left out on purpose, each a documented refusal of the CLI where trec_eval prints a number: gains less than 1
 apart of which one is positive (trec_eval's comparator orders them by chance), a level given two gains, utility
 weighing documents not retrieved without -N or with -N 0 (trec_eval takes N = 0), 11pt_avg's levels out of
-order, rbp's gain pairs; and queries judged only at negative levels,
-at which trec_eval may stop, or crash even after another query ("free(): invalid pointer", exit 134: a query
-"~neg" judged at -2 only after a query "q", both in the run, `-m all_trec`; found by drawing such queries here) (each has its own test below, as has rbp's reading of uninitialised memory:
-trec_eval's rbp lines are compared as it prints them with rbp alone, `with_rbp_alone`)."""
+order, rbp's gain pairs (each has its own test below, as has rbp's reading of uninitialised memory: trec_eval's
+rbp lines are compared as it prints them with rbp alone, `with_rbp_alone`); and queries judged only at negative
+levels, at which trec_eval may stop (a test below), or crash even after another query ("free(): invalid
+pointer", exit 134: a query "~neg" judged at -2 only after a query "q", both in the run, `-m all_trec`; found
+by drawing such queries here)."""
 
 from __future__ import annotations
 
@@ -149,14 +150,19 @@ def ours_or_usage_error(arguments: list[str], qrels: Path, run: Path) -> tuple[i
         return int(stopped.code or 0), "", ""
 
 
+def written(folder: Path, run: Run, qrels: Qrels, arguments: list[str]) -> tuple[Path, Path]:
+    """The TREC files of a case.  trec_eval 10 stops (exit 4) at a judged query missing from the run without -c,
+    where the CLI skips it (as trec_eval 9 and pytrec_eval do): without -c the files hold the judgments of the
+    run's queries only."""
+    if "-c" not in arguments:
+        qrels = {query: judged for query, judged in qrels.items() if query in run}
+    return write_trec(folder, run, qrels)
+
+
 def assert_same_as_trec_eval(
     trec_eval: TrecEval, folder: Path, run: Run, qrels: Qrels, arguments: list[str], spelling: int = 0
 ) -> None:
-    if "-c" not in arguments:
-        # trec_eval 10 stops (exit 4) at a judged query missing from the run without -c, where the CLI skips it
-        # (as trec_eval 9 and pytrec_eval do): the oracle gets the judgments of the run's queries only
-        qrels = {query: judged for query, judged in qrels.items() if query in run}
-    qrels_path, run_path = write_trec(folder, run, qrels)
+    qrels_path, run_path = written(folder, run, qrels, arguments)
     respell(qrels_path, run_path, spelling)
     theirs = trec_eval.call(arguments, qrels_path, run_path)
     code, out, err = ours_or_usage_error(arguments, qrels_path, run_path)
@@ -291,9 +297,7 @@ def test_zscores_with_option_combinations_equal_trec_eval(
     run, qrels = case
     if not run:
         return
-    if "-c" not in arguments:
-        qrels = {query: judged for query, judged in qrels.items() if query in run}
-    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    qrels_path, run_path = written(tmp_path, run, qrels, arguments)
     listed = trec_eval.call(["-q", *arguments], qrels_path, run_path)
     if listed.returncode != 0:
         return  # no judged query in the run: test_option_combinations_equal_trec_eval compares the refusal
