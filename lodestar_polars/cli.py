@@ -27,7 +27,6 @@ import importlib.util
 import itertools
 import json
 import math
-import operator
 import os
 import re
 import sys
@@ -667,6 +666,29 @@ def _utility_columns(parameters: str | None) -> list[tuple[str, str]]:
     return [(f"utility_{parameters}", f"utility({options},collection={{collection}})")]
 
 
+def _utility_without_collection(parameters: str | None, collection: int) -> tuple[str, str, float] | None:
+    """utility weighing the non-relevant documents not retrieved (d != 0) without -N, or with -N 0: trec_eval
+    counts them as N + h - n - R with N = 0, a negative number, and prints that utility.  The package's utility
+    refuses d != 0 without a collection, so the command line evaluates the measure with d = 0 and adds
+    d x (0 + h - n - R) itself (`_with_utility_rest`).  (the column printed, the column evaluated, d), or None
+    when the package's utility computes it as asked."""
+    if parameters is None or collection != 0:
+        return None
+    ((_, printed_column),) = _trec_columns("utility", parameters, collection)
+    a, b, c, d = (float(value) for value in parameters.split(","))
+    if d == 0:
+        return None
+    evaluated = parse_measure(f"utility(a={a!r},b={b!r},c={c!r})").column
+    return printed_column, evaluated, d
+
+
+def _with_utility_rest(column: str, evaluated: str, d: float) -> pl.Expr:
+    """trec_eval's utility from its first three terms (`evaluated`, d = 0) plus d x (N + h - n - R), N = 0: the
+    count is an integer in trec_eval (its sum is exact), then multiplied, then added last, as there."""
+    rest = pl.col("num_rel_ret") - pl.col("num_ret") - pl.col("num_rel")
+    return (pl.col(evaluated) + pl.lit(d) * rest.cast(pl.Float64)).alias(column)
+
+
 def _trec_multipliers(name: str, parameters: str) -> tuple[float, ...]:
     """Positive multipliers as trec_eval takes them (``Rprec_mult.5.0,0.2,0.35``), sorted ascending as it
     prints them; trec_eval refuses duplicates."""
@@ -721,17 +743,47 @@ def _persistence_columns(name: str, measure: str) -> Callable[[str | None], list
 
 
 def _eleven_point_levels(parameters: str) -> list[str]:
-    """``11pt_avg..25,.5,.75``: iprec at each level, in the order given, which must be ascending: trec_eval sums
-    the levels assuming so (it does not sort them) and gives other numbers for levels out of order."""
+    """``11pt_avg..25,.5,.75``: iprec at each level, in the order given (trec_eval keeps that order: levels out
+    of order, or given twice, change what its walk adds, `_eleven_point_walk`)."""
     values = [value.strip() for value in parameters.split(",")]
     if not all(_DECIMAL.fullmatch(value) for value in values):
         msg = f"measure '11pt_avg.{parameters}': recall levels must be decimal numbers separated by commas."
         raise UsageError(msg)
     levels = [float(value) for value in values]
-    if levels[-1] > 1.0 or levels != sorted(levels):
-        msg = f"measure '11pt_avg.{parameters}': recall levels must lie from 0 to 1, in ascending order."
+    if max(levels) > 1.0:
+        msg = f"measure '11pt_avg.{parameters}': recall levels must lie from 0 to 1."
         raise UsageError(msg)
     return [f"iprec@{level!r}" for level in levels]
+
+
+ELEVEN_POINT_FIRST_LEVEL = "iprec@0.0"  # the interpolated precision at recall 0, where trec_eval's walk ends
+
+
+def _eleven_point_walk(levels: Sequence[float], sources: Sequence[str]) -> pl.Expr:
+    """trec_eval's 11pt_avg over its parameters, the levels in the order given, from the per-query columns
+    num_rel (R), num_rel_ret (h), the iprec column of each level (`sources`) and iprec@0.0.
+
+    trec_eval (m_11pt_avg.c) turns each level x into a count of relevant documents c = lround(x R), skips the
+    levels from the last one down while c > h (each adds 0), then walks the ranking upwards from its end: at the
+    c-th relevant document it adds the interpolated precision there for the current level and moves to the level
+    before it, as long as that level's c is the current count; the levels it has not reached when the walk ends
+    (c of 0, or a c above the count where the previous level was met) each add the interpolated precision at the
+    first relevant document, iprec@0.0.  With ascending levels that is the sum of their iprec, the levels' own
+    values; out of order, a level whose c lies above the previous level's is not met and adds iprec@0.0 instead
+    (`-m 11pt_avg.0.5,0.2` adds iprec@0.2 and iprec@0.0).  The values are added from the last level to the first
+    and the sum divided by their number, as trec_eval adds them."""
+    relevant, found = pl.col("num_rel").cast(pl.Float64), pl.col("num_rel_ret").cast(pl.Float64)
+    at_first = pl.col(ELEVEN_POINT_FIRST_LEVEL)
+    total: pl.Expr = pl.lit(0.0)
+    skipping, ended, count = pl.lit(True), pl.lit(False), found
+    for level, source in zip(reversed(levels), reversed(sources), strict=True):
+        cut = (pl.lit(level) * relevant).round(0, mode="half_away_from_zero")
+        skipped = skipping & (cut > found)
+        met = ~skipped & ~ended & (cut >= 1.0) & (cut <= count)
+        total = total + pl.when(skipped).then(0.0).when(met).then(pl.col(source)).otherwise(at_first)
+        skipping, ended = skipped, ~skipped & ~met
+        count = pl.when(met).then(cut).otherwise(count)
+    return total / len(levels)
 
 
 def _bogus_ranking_values(requested: Mapping[str, tuple[float, ...] | str | None]) -> dict[str, float]:
@@ -1285,6 +1337,8 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         for _, column in _trec_columns(name, text)
     }
     evaluated = [averaged_column for column in averages.values() for averaged_column in column]
+    if averages:  # read by trec_eval's walk over the levels (`_eleven_point_walk`)
+        evaluated.append(parse_measure(ELEVEN_POINT_FIRST_LEVEL).column)
     # -J removes -c's stand-in document (unjudged) with the other unjudged ones: no rbp_resid_p= value of it then
     bogus = _bogus_ranking_values(requested) if args.complete and not args.judged_only else {}
     utility_parameters = requested.get("utility")
@@ -1294,6 +1348,13 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     )
     # read by the -c stand-in values (`bogus`, `_keep_stand_in_utility`) and `_iprec_of_emptied_queries`
     counted = ["num_ret", "num_rel"] if bogus or stand_in or undefined else []
+    counted += ["num_rel", "num_rel_ret"] if averages else []
+    # utility with d != 0 and no collection size: evaluated with d = 0, trec_eval's last term added here
+    utility_rest = _utility_without_collection(
+        utility_parameters if isinstance(utility_parameters, str) else None, args.collection
+    )
+    if utility_rest is not None:
+        counted += ["num_ret", "num_rel", "num_rel_ret"]
     # measures with gain pairs: one evaluation per gain mapping, joined on the query
     gained: dict[str, list[str]] = {}
     gained_by: dict[str, str] = {}  # gain pairs -> the first measure named with them, for messages
@@ -1302,8 +1363,15 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
             gained.setdefault(text, []).extend(column for _, column in _trec_columns(name, text))
             gained_by.setdefault(text, name)
     apart = {column for columns_of_text in gained.values() for column in columns_of_text}
+    replaced = {utility_rest[0]: utility_rest[1]} if utility_rest is not None else {}
     measures = list(
-        dict.fromkeys([*(c for _, _, c in columns if c not in averages and c not in apart), *evaluated, *counted])
+        dict.fromkeys(
+            [
+                *(replaced.get(c, c) for _, _, c in columns if c not in averages and c not in apart),
+                *evaluated,
+                *counted,
+            ]
+        )
     )
     greatest = _greatest_level(qrels) if gained else 0
     mappings = {text: _trec_gain_mapping(gained_by[text], text, greatest) for text in gained}
@@ -1330,11 +1398,13 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     per_query_plan = functools.reduce(
         lambda left, right: left.join(right, on="query", how="left", nulls_equal=True), plans
     )
-    # an average over its parameters: the evaluated columns added last to first, divided by their number
+    # 11pt_avg over its parameters: trec_eval's walk over the levels' columns
     per_query_plan = per_query_plan.with_columns(
-        (functools.reduce(operator.add, (pl.col(c) for c in reversed(sources))) / len(sources)).alias(column)
+        _eleven_point_walk([float(source.removeprefix("iprec@")) for source in sources], sources).alias(column)
         for column, sources in averages.items()
     )
+    if utility_rest is not None:
+        per_query_plan = per_query_plan.with_columns(_with_utility_rest(*utility_rest))
     # -c: trec_eval scores a judged query missing from the run on a ranking of one unjudged document, then zeroes
     # the measures it names; a parameterised rbp_resid keeps that ranking's value
     per_query_plan = per_query_plan.with_columns(

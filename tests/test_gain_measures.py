@@ -248,6 +248,10 @@ PARAMETERS = [
     ["-m", "Rprec_mult.5.0,0.2,0.35"],
     ["-m", "11pt_avg..25,.5,.75"],
     ["-m", "11pt_avg.0.1,0.1,0.3"],
+    # levels out of order: trec_eval's walk meets a level only below the one met before it
+    ["-m", "11pt_avg..5,.25"],
+    ["-m", "11pt_avg.1,0,.5,.5,.25"],
+    ["-m", "11pt_avg..8,.3,.6,.1,.9"],
     ["-m", "ndcg.1=3,2=9,4=4.5", "-m", "ndcg_cut.5"],
     ["-m", "G.0=2,3=7", "-m", "ndcg_rel.0=2,3=7", "-m", "Rndcg.1=3", "-m", "P.5"],
 ]
@@ -296,7 +300,8 @@ def test_trec_evals_expected_lines_for_them(shared_data: Path) -> None:
         ("rbp.p=1", "strictly between 0 and 1"),
         ("Rprec_mult.0.2,0.2", "duplicate multipliers"),
         ("Rprec_mult.0,1", "multipliers must be positive"),
-        ("11pt_avg..5,.25", "in ascending order"),
+        ("11pt_avg..5,1.25", "recall levels must lie from 0 to 1"),
+        ("11pt_avg..5,-.25", "recall levels must be decimal numbers"),
         ("ndcg.1=3,x=2", "gain pairs are level=gain"),
         ("G.-1=2", "gain pairs are level=gain"),
     ],

@@ -100,6 +100,9 @@ PARAMETERS = [
     ["-m", "utility.2,-1,0.5,0"],
     ["-m", "utility.1,-1,-2,0.25", "-N", "40"],
     ["-m", "utility", "-N", "40"],
+    # d != 0 without -N or with -N 0: trec_eval counts N = 0 (a negative count of documents not retrieved)
+    ["-m", "utility.1,-1,0,1"],
+    ["-m", "utility.0.5,-2,1,-0.25", "-N", "0"],
     ["-m", "unj.1,3,7,1000"],
     ["-m", "relative_P.1,2,4,1000"],
     # gains of 0: Rndcg is 0 / 0 (-nan) for a query with relevant documents none of which has a positive gain
@@ -138,15 +141,41 @@ def test_measure_parameters_equal_trec_eval(
     assert out == theirs.stdout
 
 
-def test_utility_weighing_documents_not_retrieved_needs_the_collection(tmp_path: Path) -> None:
-    """trec_eval counts the non-relevant documents not retrieved as N - n - R + h with N = 0 when -N is not
-    given (a negative count); the CLI refuses that, naming -N."""
-    qrels_path, run_path = write_trec(tmp_path, {"q": {"a": 1.0}}, {"q": {"a": 1}})
-    code, out, err = call_ours(["-m", "utility.1,-1,0,1"], qrels_path, run_path)
-    assert code != 0
-    assert out == ""
-    assert "d=1" in err
-    assert "-N" in err
+@pytest.mark.parametrize("flags", [[], ["-N", "0"], ["-c"]])
+def test_utility_weighing_documents_not_retrieved_without_the_collection(
+    trec_eval: TrecEval, tmp_path: Path, flags: list[str]
+) -> None:
+    """Without -N (or with -N 0) trec_eval counts the non-relevant documents not retrieved as 0 + h - n - R, a
+    negative number, and prints that utility; so does the CLI.  q: n = 3, h = 1, R = 2 (d2 judged, not
+    retrieved): utility.1,-1,0,2 = 1 - 2 + 0 + 2 x (1 - 3 - 2) = -9, by hand; with -c, q2 (judged, not in the
+    run) is trec_eval's stand-in list of one unjudged document: -1 + 2 x (0 - 1 - 1) = -5."""
+    run: Run = {"q": {"d1": 3.0, "d3": 2.0, "d4": 1.0}}
+    qrels: Qrels = {"q": {"d1": 1, "d2": 1, "d3": 0}}
+    if "-c" in flags:
+        qrels["q2"] = {"d9": 1}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    arguments = ["-q", *flags, "-m", "utility.1,-1,0,2"]
+    expected = trec_eval.run(arguments, qrels_path, run_path)
+    assert ours(arguments, qrels_path, run_path) == expected
+    assert expected.splitlines()[0] == "utility_1,-1,0,2      \tq\t-9.0000"
+    if "-c" in flags:
+        assert expected.splitlines()[1] == "utility_1,-1,0,2      \tq2\t-5.0000"
+
+
+def test_eleven_point_average_with_levels_out_of_order(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """q: relevant at positions 1, 3, 4, 6 (R = 4, h = 4); precision there 1, 2/3, 3/4, 4/6, interpolated
+    (the greatest at or below): 1, 3/4, 3/4, 2/3.  11pt_avg.0.5,0.25: trec_eval walks up from the last level,
+    0.25 (c = 1: met, iprec 1), then 0.5 (c = 2, above the count 1 where it met the last level: not met, so it
+    adds the interpolated precision at the first relevant document, 1): (1 + 1) / 2 = 1, by hand, where the
+    ascending order gives (3/4 + 1) / 2 = 0.875."""
+    run: Run = {"q": {f"d{i}": float(10 - i) for i in range(1, 7)}}
+    qrels: Qrels = {"q": {"d1": 1, "d2": 0, "d3": 1, "d4": 1, "d5": 0, "d6": 1}}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    for levels, value in ((".5,.25", "1.0000"), (".25,.5", "0.8750")):
+        arguments = ["-q", "-m", f"11pt_avg.{levels}"]
+        expected = trec_eval.run(arguments, qrels_path, run_path)
+        assert expected.splitlines()[0].split("\t")[-1] == value
+        assert ours(arguments, qrels_path, run_path) == expected
 
 
 def test_rndcg_with_gain_pairs_is_nan_without_a_positive_gain(trec_eval: TrecEval, tmp_path: Path) -> None:

@@ -5,15 +5,16 @@ pairs with zero and negative gains, set_F's beta, utility's coefficients, Rprec_
 length, rbp's persistence), or all_trec whole; standard output must be the binary's, byte for byte, and both
 must succeed or both fail.
 
--N is drawn from 1 up, below the number of documents too (utility's count of documents neither retrieved nor
-relevant then goes negative, in trec_eval as here).  The files' numbers are sometimes spelled as trec_eval reads
-them with C's atol / atof (a relevance "2.5" or "2x" for 2, a score "0.25x" or "+0.25", any rank field:
-`respell`); `tests/test_trec_eval_options.py` draws those spellings over every measure.
+-N is drawn from 0 up, below the number of documents too, or left out (trec_eval then takes 0): utility's count
+of documents neither retrieved nor relevant then goes negative, in trec_eval as here.  11pt_avg's recall levels
+come in any order, repeats included (trec_eval's walk over them, `cli._eleven_point_walk`).  The files' numbers
+are sometimes spelled as trec_eval reads them with C's atol / atof (a relevance "2.5" or "2x" for 2, a score
+"0.25x" or "+0.25", any rank field: `respell`); `tests/test_trec_eval_options.py` draws those spellings over
+every measure.
 
 Left out on purpose, each a documented refusal of the CLI where trec_eval prints a number: gains less than 1
-apart of which one is positive (trec_eval's comparator orders them by chance), a level given two gains, utility
-weighing documents not retrieved without -N or with -N 0 (trec_eval takes N = 0), 11pt_avg's levels out of
-order, rbp's gain pairs (each has its own test below, as has rbp's reading of uninitialised memory: trec_eval's
+apart of which one is positive (trec_eval's comparator orders them by chance), a level given two gains,
+rbp's gain pairs (each has its own test below, as has rbp's reading of uninitialised memory: trec_eval's
 rbp lines are compared as it prints them with rbp alone, `with_rbp_alone`); and queries judged only at negative
 levels, at which trec_eval may stop (a test below), or crash even after another query ("free(): invalid
 pointer", exit 134: a query "~neg" judged at -2 only after a query "q", both in the run, `-m all_trec`; found
@@ -59,19 +60,20 @@ def _gain_pairs(draw: st.DrawFn) -> str:
     return _joined(spelled)
 
 
-def _recall_levels(ascending: bool) -> st.SearchStrategy[str]:
-    chosen = st.lists(st.sampled_from(RECALL_LEVELS), min_size=1, max_size=3, unique_by=float)
-    if ascending:
-        chosen = chosen.map(lambda levels: sorted(levels, key=float))
-    return chosen.map(_joined)
+def _recall_levels(unique: bool) -> st.SearchStrategy[str]:
+    """Recall levels in any order: iprec_at_recall's unique (trec_eval refuses a level given twice), 11pt_avg's
+    maybe repeated (trec_eval's walk takes them in the order given, repeats included)."""
+    if unique:
+        return st.lists(st.sampled_from(RECALL_LEVELS), min_size=1, max_size=3, unique_by=float).map(_joined)
+    return st.lists(st.sampled_from(RECALL_LEVELS), min_size=1, max_size=4).map(_joined)
 
 
 MEASURE_SPECS = st.one_of(
     st.sampled_from(PLAIN),
     st.builds("{}.{}".format, st.sampled_from(CUTOFF_MEASURES), _cutoffs()),
     st.builds("{}.{}".format, st.sampled_from(GAIN_MEASURES), _gain_pairs()),
-    st.builds("iprec_at_recall.{}".format, _recall_levels(ascending=False)),
-    st.builds("11pt_avg.{}".format, _recall_levels(ascending=True)),
+    st.builds("iprec_at_recall.{}".format, _recall_levels(unique=True)),
+    st.builds("11pt_avg.{}".format, _recall_levels(unique=False)),
     st.builds("set_F.{}".format, st.sampled_from(["0", "0.5", "1", "2.5", "3"])),
     st.builds(
         "utility.{}".format,
@@ -108,10 +110,9 @@ def trec_eval_arguments(draw: st.DrawFn) -> list[str]:
         options.append(["-l", str(draw(st.integers(0, 4) | st.sampled_from([9, 10])))])
     if draw(st.booleans()):
         options.append(["-M", str(draw(st.integers(1, 12)))])
-    # utility weighing documents not retrieved needs -N (the CLI refuses it without, where trec_eval takes 0)
-    weighs_rest = any(spec.startswith("utility.") and float(spec.split(",")[-1]) != 0 for spec in measures)
-    if weighs_rest or draw(st.booleans()):
-        options.append(["-N", str(draw(st.integers(1, 200)))])
+    # -N 0, as its absence, leaves utility's non-relevant documents not retrieved a negative count in trec_eval
+    if draw(st.booleans()):
+        options.append(["-N", str(draw(st.integers(0, 200)))])
     options = draw(st.permutations(options))
     return [*(argument for option in options for argument in option), *(f"-m{spec}" for spec in measures)]
 

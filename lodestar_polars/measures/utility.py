@@ -3,12 +3,12 @@ a x (relevant retrieved) + b x (non-relevant retrieved) + c x (relevant not retr
 retrieved), options a, b, c, d (defaults 1, -1, 0, 0: utility(a=2,b=-1)).  Retrieved: the query's rows (n);
 relevant: h of them, out of R (with judgments: the query's relevant judged documents, retrieved or not); the
 non-relevant documents not retrieved are collection - n - R + h, `collection` (trec_eval's -N) being the
-documents in the collection: an option that d != 0 requires.  With judgments, a judged query missing from
-the run (missing_queries="zero") scores 0, as every measure does there, and as trec_eval -c prints plain
-`utility`.  Given parameters (`-m utility.1,-1,2,0`), trec_eval -c scores such a query as one that retrieved a
-single non-relevant stand-in document (2R - 1 there); the command line's trec_eval mode reproduces that,
-`evaluate` does not.  Summary over queries: the
-mean (trec_eval's).
+documents in the collection: an option that d != 0 requires here (the command line's trec_eval mode, as
+trec_eval, takes 0 without -N and prints the utility of that negative count).  With judgments, a judged query
+missing from the run (missing_queries="zero") scores 0, as every measure does there, and as trec_eval -c prints
+plain `utility`.  Given parameters (`-m utility.1,-1,2,0`), trec_eval -c scores such a query as one that
+retrieved a single non-relevant stand-in document (2R - 1 there); the command line's trec_eval mode reproduces
+that, `evaluate` does not.  Summary over queries: the mean (trec_eval's).
 
 Ties: ignores the order of the rows; every tie mode gives the same value.
 """
