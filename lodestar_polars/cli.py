@@ -836,7 +836,7 @@ def _greatest_level(qrels: pl.LazyFrame) -> int:
     return max(int(greatest or 0), 0)
 
 
-def _trec_gain_mapping(name: str, parameters: str, greatest: int) -> dict[float, float]:
+def _trec_gain_mapping(name: str, parameters: str, greatest: int, ideal: bool = True) -> dict[float, float]:
     """The gain of every level 0..`greatest` (its own level, trec_eval's default), and the pairs'.
 
     trec_eval sorts these gains with a comparator that truncates their difference to an integer: two gains
@@ -845,12 +845,13 @@ def _trec_gain_mapping(name: str, parameters: str, greatest: int) -> dict[float,
     query 0; `-m ndcg.1=0.4,0=-0.5` ranks -0.5 above 0.4, as typed, and scores every query 0, where
     `-m ndcg.0=-0.5,1=0.4` does not).  Such gains, where one of them is positive, are refused rather than printed
     otherwise than trec_eval; non-positive gains less than 1 apart (-0.5 and 0) are taken: they end the ideal
-    list whatever their order, and a positive gain at least 1 from every other compares exactly."""
+    list whatever their order, and a positive gain at least 1 from every other compares exactly.  Without
+    `ideal` (the pairs are `dcg`'s only, which reads no ideal order) any gains are taken: each level has one."""
     pairs = _trec_gain_pairs(name, parameters)
     mapping = {float(level): float(level) for level in range(greatest + 1)} | {
         float(level): gain for level, gain in pairs.items()
     }
-    gains = sorted(set(mapping.values()))
+    gains = sorted(set(mapping.values())) if ideal else []
     for low, high in itertools.pairwise(gains):
         if high - low < 1 and high > 0:
             levels = {gain: next(int(level) for level, g in mapping.items() if g == gain) for gain in (low, high)}
@@ -889,6 +890,8 @@ TREC_MEASURES = (
     TrecMeasure("11pt_avg", "11pt_avg", None, averaged=_eleven_point_levels),
     TrecMeasure("binG", "bin_g", None),
     TrecMeasure("G", "g", None, gains=True),
+    TrecMeasure("dcg", "dcg", None, gains=True),
+    TrecMeasure("ideal_dcg", "ideal_dcg", None, gains=True),
     TrecMeasure("ndcg", "ndcg", None, gains=True),
     TrecMeasure("ndcg_rel", "ndcg_rel", None, gains=True),
     TrecMeasure("Rndcg", "rndcg", None, gains=True),
@@ -902,6 +905,7 @@ TREC_MEASURES = (
     TrecMeasure("set_map", "set_map", None),
     TrecMeasure("set_F", "set_f", None, columns=_set_f_columns),
     TrecMeasure("num_nonrel_judged_ret", "num_nonrel_judged_ret", None, "count"),
+    TrecMeasure("yaap", "yaap", None),
     TrecMeasure("rbp", "rbp", None, columns=_persistence_columns("rbp", "rbp")),
     TrecMeasure("rbp_resid", "rbp_resid", None, columns=_persistence_columns("rbp_resid", "rbp_resid")),
     TrecMeasure("unj", "unj", (5, 10, 20)),
@@ -943,7 +947,7 @@ def _trec_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
     # `ndcg_cut.0=-1,2=5`: trec_eval reads no gain pairs here, each item's leading integer is a cut-off
     pairs = (
         f" ({name} takes cut-offs, not gain pairs: trec_eval reads each item's leading integer as a cut-off and "
-        "takes the judged levels as gains; gain pairs go with ndcg, G, ndcg_rel and Rndcg, e.g. "
+        "takes the judged levels as gains; gain pairs go with G, dcg, ideal_dcg, ndcg, ndcg_rel and Rndcg, e.g. "
         f"'ndcg.{parameters}')"
         if "=" in parameters
         else ""
@@ -1358,10 +1362,14 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
     # measures with gain pairs: one evaluation per gain mapping, joined on the query
     gained: dict[str, list[str]] = {}
     gained_by: dict[str, str] = {}  # gain pairs -> the first measure named with them, for messages
+    ideal_read: set[str] = set()  # gain pairs a measure reading the ideal order takes (all of them but dcg)
     for name, text in requested.items():
         if TREC_BY_NAME[name].gains and isinstance(text, str):
             gained.setdefault(text, []).extend(column for _, column in _trec_columns(name, text))
             gained_by.setdefault(text, name)
+            if name != "dcg":  # an error about the ideal order names a measure reading it
+                gained_by[text] = gained_by[text] if text in ideal_read else name
+                ideal_read.add(text)
     apart = {column for columns_of_text in gained.values() for column in columns_of_text}
     replaced = {utility_rest[0]: utility_rest[1]} if utility_rest is not None else {}
     measures = list(
@@ -1374,7 +1382,7 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         )
     )
     greatest = _greatest_level(qrels) if gained else 0
-    mappings = {text: _trec_gain_mapping(gained_by[text], text, greatest) for text in gained}
+    mappings = {text: _trec_gain_mapping(gained_by[text], text, greatest, text in ideal_read) for text in gained}
     evaluations: list[tuple[str | dict[float, float], list[str]]] = [
         (mappings[text], gained_measures) for text, gained_measures in gained.items()
     ]

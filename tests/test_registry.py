@@ -190,6 +190,10 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "rndcg": "rndcg",
         "sdcg": "sdcg",
         "scaled_dcg": "sdcg",
+        # trec_eval measures outside all_trec
+        "ideal_dcg": "ideal_dcg",
+        "idcg": "ideal_dcg",
+        "yaap": "yaap",
     }
 
 

@@ -117,6 +117,9 @@ PARAMETERS = [
     # gains <= 0 less than 1 apart (trec_eval's comparator calls them equal): they end the ideal list either way
     ["-m", "ndcg.0=-0.5,1=0,3=7", "-m", "G.0=-0.5,1=0,3=7", "-m", "ndcg_rel.1=-0.25", "-m", "Rndcg.0=-0.5,1=0"],
     ["-m", "ndcg.0=+2,1=-7,2=4.5", "-m", "Rndcg.0=2,1=-7,2=4.5", "-m", "G.0=2,1=-7.,2=4.5", "-m", "ndcg_cut.3"],
+    # trec_eval 10's measures outside all_trec; dcg reads no ideal order, so any gains (less than 1 apart too)
+    ["-m", "dcg.1=3,2=-1", "-m", "ideal_dcg.0=2,3=7", "-m", "yaap", "-m", "ndcg.1=3,2=-1"],
+    ["-m", "dcg.0=0.3,1=0.6,2=-0.2", "-m", "ideal_dcg", "-m", "P.5"],
 ]
 
 

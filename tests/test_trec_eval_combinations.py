@@ -35,7 +35,7 @@ from tests.trec_eval_binary import TrecEval
 
 PLAIN = [*(measure.name for measure in cli.TREC_MEASURES), "official"]
 CUTOFF_MEASURES = ["P", "recall", "map_cut", "ndcg_cut", "relative_P", "success", "unj"]
-GAIN_MEASURES = ["ndcg", "G", "ndcg_rel", "Rndcg"]
+GAIN_MEASURES = [measure.name for measure in cli.TREC_MEASURES if measure.gains]
 # integers, or non-positive gains less than 1 apart from 0: never two gains less than 1 apart, one positive
 GAINS = ["3", "2", "-1", "0", "1", "5", "9", "-3", "-0.5", "-1.5", "+4", "12"]
 RECALL_LEVELS = [".0", ".1", ".25", "0.5", ".75", "1", "1.0", ".33"]

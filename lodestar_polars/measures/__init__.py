@@ -32,6 +32,7 @@ from . import (
     g,
     gm_bpref,
     gm_map,
+    ideal_dcg,
     infap,
     iprec_at_recall,
     judged,
@@ -60,6 +61,7 @@ from . import (
     success,
     unjudged,
     utility,
+    yaap,
 )
 from ._base import Definition, Quantity
 
@@ -102,6 +104,8 @@ REGISTRY: dict[str, Definition] = {
     ndcg_rel.MEASURE.name: ndcg_rel.MEASURE,
     rndcg.MEASURE.name: rndcg.MEASURE,
     sdcg.MEASURE.name: sdcg.MEASURE,
+    ideal_dcg.MEASURE.name: ideal_dcg.MEASURE,
+    yaap.MEASURE.name: yaap.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]

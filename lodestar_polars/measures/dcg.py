@@ -50,10 +50,10 @@ def value(context: Context, cutoff: int | None) -> pl.Expr:
 
 MEASURE = Definition(
     name="dcg",
-    oracle="scikit-learn `dcg_score`; every tied order enumerated",
+    oracle="scikit-learn `dcg_score`; trec_eval binary (`dcg`); every tied order enumerated",
     method="dcg",
     aliases=(),
-    trec_eval=NO_SPELLING,
+    trec_eval=Spelling("dcg", None),
     ir_measures=NO_SPELLING,
     ranx=Spelling("dcg", "dcg@{k}"),
     family="gain",
