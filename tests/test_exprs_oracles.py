@@ -281,6 +281,24 @@ def test_relative_precision_equals_trec_eval(trec_eval: TrecEval, tmp_path: Path
                 assert row[f"relative_p@{k}"] == pytest.approx(expected, abs=5.1e-5), (k, row["query"])
 
 
+def test_yaap_and_ideal_dcg_equal_trec_eval(trec_eval: TrecEval, tmp_path: Path) -> None:
+    """trec_eval's yaap (-l 1 and -l 2) and ideal_dcg (linear gains: the judged levels), ties by descending
+    docno; 4 decimals."""
+    frame = random_tied_frame(seed=19, queries=80, rows=1200, grades=3)
+    qrels_path, run_path = as_trec_files(frame, tmp_path)
+    for level, threshold in ((1, 0.0), (2, 1.0)):
+        output = trec_eval.run(["-q", f"-l{level}", "-m", "yaap", "-m", "ideal_dcg"], qrels_path, run_path)
+        theirs = {(name, query): float(value) for name, query, value in map(str.split, output.splitlines())}
+        ours = frame.group_by("query").agg(
+            exprs.yaap(ties="doc", doc="doc", threshold=threshold), exprs.ideal_dcg(ties="doc", doc="doc")
+        )
+        assert len(theirs) == 2 * (ours.height + 1)
+        for row in ours.iter_rows(named=True):
+            for column in ("yaap", "ideal_dcg"):
+                expected = theirs[column, str(row["query"])]
+                assert row[column] == pytest.approx(expected, abs=5.1e-5), (column, row["query"])
+
+
 def interpolated_of(flags: Sequence[int], level: float) -> float:
     """The greatest precision at a relevant row whose count reaches max(level R rounded half up, 1)."""
     total = sum(flags)
@@ -462,9 +480,9 @@ def test_the_mean_and_the_bounds_over_every_tied_order(
 
 NEW_MEASURES = [
     *("err", "nerr", "rbp", "rprec", "f1", "hit_rate", "iprec_at_recall", "eleven_point_average"),
-    "relative_precision",
+    *("relative_precision", "yaap", "ideal_dcg"),
 ]
-REFUSING_AVERAGE = ("err", "nerr", "iprec_at_recall", "eleven_point_average")
+REFUSING_AVERAGE = ("err", "nerr", "iprec_at_recall", "eleven_point_average", "yaap")
 
 
 @st.composite
@@ -472,7 +490,7 @@ def namespace_calls(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], dict[str
     """A measure, its `evaluate` name, the expression's options and evaluate's."""
     measure = draw(st.sampled_from(NEW_MEASURES))
     ties = draw(st.sampled_from([t for t in TIES if t != "average" or measure not in REFUSING_AVERAGE]))
-    without_cutoff = ("rprec", "iprec_at_recall", "eleven_point_average")
+    without_cutoff = ("rprec", "iprec_at_recall", "eleven_point_average", "yaap")
     k = None if measure in without_cutoff else draw(st.one_of(st.none(), st.integers(1, 45)))
     options: dict[str, Any] = {"ties": ties, "doc": "doc"}
     evaluate_options: dict[str, Any] = {"ties": ties, "doc": "doc"}
@@ -491,9 +509,13 @@ def namespace_calls(draw: st.DrawFn) -> tuple[str, str, dict[str, Any], dict[str
             st.sampled_from(["linear", "exponential", {0: 0.5, 1: 1.0, 2: 3.0, 3: 0.0, 4: 2.0}])
         )
         stem = "rbp" if p == 0.9 else f"rbp(p={p})"
+    if measure == "ideal_dcg":
+        options["gain"] = evaluate_options["gain"] = draw(
+            st.sampled_from(["linear", "exponential", {0: 0.5, 1: 1.0, 2: 3.0, 3: -1.0, 4: 2.0}])
+        )
     if measure in ("rprec", "f1", "hit_rate", "relative_precision", *without_cutoff):
         options["threshold"] = evaluate_options["threshold"] = draw(st.sampled_from([0.0, 1.5, 3.0]))
-    if measure in ("rprec", "f1", "nerr", "relative_precision", *without_cutoff):
+    if measure in ("rprec", "f1", "nerr", "relative_precision", "iprec_at_recall", "eleven_point_average"):
         options["no_relevant"] = evaluate_options["no_relevant"] = draw(st.sampled_from([0.0, 1.0, None]))
     return measure, stem if k is None else f"{stem}@{k}", options, evaluate_options
 

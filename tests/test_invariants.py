@@ -242,9 +242,9 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("ndcg_rel", None, None, bounds_need_non_negative_gains=True),
     MeasureKind("rndcg", None, None),
     MeasureKind("sdcg", None, "sdcg"),
-    MeasureKind("ideal_dcg", None, None, discounted=True),
+    MeasureKind("ideal_dcg", None, "ideal_dcg", discounted=True),
     # log((1 + S) / (1 + R - S)): below 0 when S < R / 2
-    MeasureKind("yaap", None, None, signed=True),
+    MeasureKind("yaap", None, "yaap", signed=True),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")

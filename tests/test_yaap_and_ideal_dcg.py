@@ -1,7 +1,8 @@
-"""trec_eval 10's yaap and ideal_dcg (in its measure table, outside all_trec): yaap against hand derivations and
-every tied order enumerated for its bounds, ideal_dcg against scikit-learn's `dcg_score` of the ideal order.
-Both, and `dcg`, are compared with the trec_eval binary by `tests/test_trec_eval_binary.py` (each measure of
-the command line's table on random runs; their gain pairs in its parameter list)."""
+"""trec_eval 10's yaap and ideal_dcg (in its measure table, outside all_trec), from `evaluate` and as
+expressions: yaap against hand derivations and every tied order enumerated for its bounds, ideal_dcg against
+scikit-learn's `dcg_score` of the ideal order.  Both, and `dcg`, are compared with the trec_eval binary by
+`tests/test_trec_eval_binary.py` (each measure of the command line's table on random runs; their gain pairs in
+its parameter list), the expressions by `tests/test_exprs_oracles.py`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from polars.testing import assert_frame_equal
 from sklearn.metrics import dcg_score
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+from lodestar_polars import exprs
 
 EXACT = 1e-12
 
@@ -74,18 +76,19 @@ def test_yaap_bounds_are_its_greatest_and_least_value_over_every_tied_order() ->
         for order in itertools.permutations(range(n)):
             permuted = frame[list(order)]
             values.append(permuted.rank_metrics.evaluate(["yaap"], ties="input")["yaap"].item())
-        bounds = {
-            ties: frame.rank_metrics.evaluate(["yaap"], ties=ties)["yaap"].item()
-            for ties in ("optimistic", "pessimistic")
-        }
-        assert bounds["optimistic"] == pytest.approx(max(values), rel=EXACT, abs=EXACT)
-        assert bounds["pessimistic"] == pytest.approx(min(values), rel=EXACT, abs=EXACT)
+        for ties, extreme in (("optimistic", max(values)), ("pessimistic", min(values))):
+            evaluated = frame.rank_metrics.evaluate(["yaap"], ties=ties)["yaap"].item()
+            expressed = frame.select(exprs.yaap(ties=ties)).item()
+            assert evaluated == pytest.approx(extreme, rel=EXACT, abs=EXACT), ties
+            assert expressed == pytest.approx(extreme, rel=EXACT, abs=EXACT), ties
 
 
 def test_yaap_refuses_tie_averaging_naming_the_measure() -> None:
     frame = pl.DataFrame({"query": [1, 1], "relevance": [1, 0], "score": [1.0, 1.0]})
     with pytest.raises(ValueError, match=r"yaap has no exact expectation under ties='average'.*ties='doc'"):
         frame.rank_metrics.evaluate(["yaap"])
+    with pytest.raises(ValueError, match=r"yaap has no exact expectation under ties='average'.*ties='doc'"):
+        exprs.yaap()
 
 
 @pytest.mark.parametrize("gain", ["linear", "exponential"])
@@ -107,6 +110,10 @@ def test_ideal_dcg_is_scikit_learns_dcg_of_the_ideal_order(seed: int, gain: str)
     }
     for result in results.values():
         assert_frame_equal(result, results["average"], rel_tol=EXACT, abs_tol=EXACT, check_exact=False)
+    expressed = frame.group_by("query", maintain_order=True).agg(
+        exprs.ideal_dcg(k=k, gain=gain).alias(name) for k, name in zip(cutoffs, names, strict=True)
+    )
+    assert_frame_equal(expressed, results["average"], rel_tol=EXACT, abs_tol=EXACT, check_exact=False)
     result = results["average"]
     for q, rows in frame.group_by("query", maintain_order=True):
         grades = rows["relevance"].to_numpy().astype(float)

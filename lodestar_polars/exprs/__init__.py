@@ -10,22 +10,23 @@ tie-averaged DCG by default; every tie mode; under `ties="average"` the exact ex
 tied rows).
 
 Which measures are expressions
-- `ndcg`, `dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision`, `success` (also as `hit_rate`,
-  ranx's name), `rprec`, `f1`, `err`, `nerr`, `rbp`, `iprec_at_recall`, `eleven_point_average`, `sdcg`, `g` and
-  `bin_g`: each is a function of the group's own rows.  Recall, average precision, R-precision, F1, binG and the
-  interpolated precisions divide by R, the group's relevant rows, nERR by the ERR of the group's grades sorted,
-  G by the group's positive gains (its ideal: the group's gains sorted), and RBP brings the gains into [0, 1] by
-  the group's greatest: in-frame relevance only.  An
-  expression sees no judgments outside the frame, so a relevant document the run did not retrieve does not
-  count (`qrels=` on the namespace counts it, as trec_eval does).
+- `ndcg`, `dcg`, `ideal_dcg`, `reciprocal_rank`, `precision`, `recall`, `average_precision`, `yaap`, `success`
+  (also as `hit_rate`, ranx's name), `rprec`, `relative_precision`, `f1`, `err`, `nerr`, `rbp`,
+  `iprec_at_recall`, `eleven_point_average`, `sdcg`, `g` and `bin_g`: each is a function of the group's own
+  rows.  Recall, average precision, yaap, R-precision, relative precision, F1, binG and the interpolated
+  precisions divide by (or read) R, the group's relevant rows, nERR by the ERR of the group's grades sorted, G
+  by the group's positive gains, NDCG by the ideal DCG of the group's gains sorted, and RBP brings the gains
+  into [0, 1] by the group's greatest: in-frame relevance only.  An expression sees no judgments outside the
+  frame, so a relevant document the run did not retrieve does not count (`qrels=` on the namespace counts it,
+  as trec_eval does).
 - Not expressions: the measures that need judgments outside the frame or unjudged rows (num_rel, bpref and
   gm_bpref, infAP, Rprec_mult, ndcg_rel and Rndcg with their judged ideal; judged@k and unj@k, 1 and 0 here),
   because R comes from the judgments there and rows with a null relevance (unjudged) are refused as bad values
   here; the set measures, which on the frame's rows alone are `precision()` (set_P) or 1 (set_recall); the
   geometric summaries (gm_map, gm_bpref), which summarise over queries, not within one (the per-group value is
   AP; aggregate the groups' values yourself); the counts num_ret, num_rel_ret and num_nonrel_judged_ret,
-  which are `pl.len()` and sums in plain Polars.  The other in-frame measures (rbp_resid, utility,
-  relative_P) could be expressions but are not written yet: use `evaluate`.
+  which are `pl.len()` and sums in plain Polars; rbp_resid (0 on in-frame rows, every row being judged) and
+  utility (plain sums on in-frame rows, its `d` counting documents outside the frame).
 - The measure layer (`measures/`) is not reused: its terms are written against the plan's row columns
   (positions, relevant-before counts, sums per tie block from a group-by on (query, score)), which do not
   exist inside an aggregation.  Two helpers carry the shared work here instead: `_positional_sum`
@@ -40,8 +41,9 @@ Which measures are expressions
   tie expectation a sum over each block's first positions (`_block_averaged_bin_g`).
 
 Where the code is
-- `gain.py`: ndcg, dcg, rbp, sdcg; `first_relevant.py`: reciprocal_rank, success (hit_rate);
-  `precision_recall.py`: precision, recall, f1, rprec, average_precision; `cascade.py`: err, nerr;
+- `gain.py`: ndcg, dcg, ideal_dcg, rbp, sdcg; `first_relevant.py`: reciprocal_rank, success (hit_rate);
+  `precision_recall.py`: precision, recall, f1, rprec, relative_precision, average_precision, yaap;
+  `cascade.py`: err, nerr;
   `interpolated.py`: iprec_at_recall, eleven_point_average; `normalized_gain.py`: g, bin_g.
 - Shared: `_inputs.py` (the arguments checked into `_Inputs`, the refusal of ties="average"), `_positional.py`
   (ranked order, positional and tie-block-averaged sums), `_data_checks.py` (the data checks, their messages,
@@ -90,10 +92,10 @@ from ._inputs import NoRelevant as NoRelevant
 from ._inputs import Ties as Ties
 from .cascade import err, nerr
 from .first_relevant import hit_rate, reciprocal_rank, success
-from .gain import dcg, ndcg, rbp, sdcg
+from .gain import dcg, ideal_dcg, ndcg, rbp, sdcg
 from .interpolated import eleven_point_average, iprec_at_recall
 from .normalized_gain import bin_g, g
-from .precision_recall import average_precision, f1, precision, recall, relative_precision, rprec
+from .precision_recall import average_precision, f1, precision, recall, relative_precision, rprec, yaap
 
 __all__ = [
     "average_precision",
@@ -104,6 +106,7 @@ __all__ = [
     "f1",
     "g",
     "hit_rate",
+    "ideal_dcg",
     "iprec_at_recall",
     "ndcg",
     "nerr",
@@ -115,4 +118,5 @@ __all__ = [
     "rprec",
     "sdcg",
     "success",
+    "yaap",
 ]

@@ -49,12 +49,12 @@ def _dcg(i: _Inputs, gain: pl.Expr, log_base: float) -> pl.Expr:
     return _positional_sum(i, gain, gain, _discount_weight(log_base))
 
 
-def _ideal_dcg(i: _Inputs, gain: pl.Expr) -> pl.Expr:
+def _ideal_dcg(i: _Inputs, gain: pl.Expr, log_base: float = 2.0) -> pl.Expr:
     """The gains sorted descending (the k largest with a cut-off), times the discounts of positions 1, 2, ...;
     a negative gain adds nothing (trec_eval's ideal stops at the first gain <= 0)."""
     if _spec.has_negative_gain(i.gain):
         gain = gain.clip(lower_bound=0.0)
-    return _discounted_sum(gain.implode().list.sort(descending=True, nulls_last=True), i.cut, 2.0)
+    return _discounted_sum(gain.implode().list.sort(descending=True, nulls_last=True), i.cut, log_base)
 
 
 def ndcg(
@@ -186,6 +186,58 @@ def dcg(
     _spec.refuse_bounds_below_base_one(_column_name("dcg", i.k), i.ties, base)
     gain_expr = _gain(i)
     return _finish(i, _column_name("dcg", i.k), _dcg(i, gain_expr, base), _checks("dcg", i, gain_expr))
+
+
+def ideal_dcg(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    k: int | None = None,
+    ties: Ties = "average",
+    gain: Gain = "linear",
+    log_base: float = 2.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """The ideal DCG of each group (trec_eval's ideal_dcg, `evaluate`'s `ideal_dcg`): the DCG@k of the group's
+    gains sorted descending, a gain <= 0 adding nothing: NDCG's denominator.
+
+    The ideal comes from the group's own rows (the namespace's `qrels=` takes every judged document).  It does
+    not depend on the scores, so every tie mode gives the same value; the scores, `ties` and `doc` are checked
+    as for `dcg`.
+
+    Parameters
+    ----------
+    relevance, score, k, ties, gain, doc
+        As for `ndcg`.
+    log_base
+        As for `dcg` (below 1 the discounts are negative and ties="optimistic" / "pessimistic" are refused).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `ideal_dcg` or `ideal_dcg@{k}`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1], "relevance": [0, 1, 2], "score": [3, 2, 1]})
+    >>> df.group_by("query").agg(exprs.ideal_dcg(k=2))  # 2 + 1 / log2(3)
+    shape: (1, 2)
+    ┌───────┬─────────────┐
+    │ query ┆ ideal_dcg@2 │
+    │ ---   ┆ ---         │
+    │ i64   ┆ f64         │
+    ╞═══════╪═════════════╡
+    │ 1     ┆ 2.63093     │
+    └───────┴─────────────┘
+    """
+    i = _inputs("ideal_dcg", relevance, score, doc, k, ties, gain)
+    base = _check_log_base(log_base)
+    _spec.refuse_bounds_below_base_one(_column_name("ideal_dcg", i.k), i.ties, base)
+    gain_expr = _gain(i)
+    value = _ideal_dcg(i, gain_expr, base)
+    return _finish(i, _column_name("ideal_dcg", i.k), value, _checks("ideal_dcg", i, gain_expr))
 
 
 def _check_persistence(p: object) -> float:

@@ -9,7 +9,7 @@ import polars as pl
 
 from ..measures._base import exact_quotient
 from ._data_checks import _finish, _no_relevant_finish, _threshold_inputs
-from ._inputs import Column, NoRelevant, Ties, _check_threshold, _column_name, _gain, _Inputs
+from ._inputs import Column, NoRelevant, Ties, _check_threshold, _column_name, _gain, _Inputs, _refuse_tie_modes
 from ._positional import (
     _UNIT_WEIGHT,
     _block_positions,
@@ -220,6 +220,58 @@ def average_precision(
 
         summed = pl.coalesce(_in_tied_groups(i, {"relevant": relevant}, averaged), summed)
     return _finish(i, _column_name("average_precision", i.k), summed / relevant.sum(), checks, finish)
+
+
+def yaap(
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    ties: Ties = "average",
+    threshold: float = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """yaap of each group (trec_eval's yaap, `evaluate`'s `yaap`): log((1 + S) / (1 + R - S)), S the sum over
+    its relevant rows of the precision at their positions (average precision's sum, AP = S / R), R the group's
+    relevant rows; a group without a relevant row scores log(1) = 0, as in trec_eval.  No cut-off.
+
+    R counts the group's own rows only, as for `recall`.
+
+    Parameters
+    ----------
+    relevance, score, doc, threshold
+        As for `recall`.
+    ties
+        "doc" (trec_eval's order), "input", "reverse", "optimistic" or "pessimistic" (relevant rows of a tie
+        block first or last: yaap grows with S, so these are its greatest and least values).  "average", the
+        default as in the namespace, is refused with the namespace's message (a logarithm of a ratio of S has no
+        closed-form expectation over tied orders).
+
+    Returns
+    -------
+    pl.Expr
+        A Float64 expression named `yaap`, one value per group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from lodestar_polars import exprs
+    >>> df = pl.DataFrame({"query": [1, 1, 1, 1], "relevance": [0, 2, 1, 1], "score": [4, 3, 2, 1]})
+    >>> # S = 1/2 + 2/3 + 3/4 = 23/12, R = 3: log((35/12) / (25/12)) = log(1.4)
+    >>> df.group_by("query").agg(exprs.yaap(ties="input"))
+    shape: (1, 2)
+    ┌───────┬──────────┐
+    │ query ┆ yaap     │
+    │ ---   ┆ ---      │
+    │ i64   ┆ f64      │
+    ╞═══════╪══════════╡
+    │ 1     ┆ 0.336472 │
+    └───────┴──────────┘
+    """
+    i, relevant, checks = _threshold_inputs("yaap", relevance, score, doc, None, ties, threshold)
+    _refuse_tie_modes("yaap", i)
+    summed = _ordered_average_precision(_in_ranked_order(i, _gain(i), relevant), i.cut).list.first()
+    value = ((1.0 + summed) / (1.0 + relevant.sum() - summed)).log()
+    return _finish(i, "yaap", value, checks)
 
 
 def f1(
