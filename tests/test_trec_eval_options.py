@@ -21,7 +21,11 @@ from lodestar_polars.io import scan_trec_qrels, scan_trec_run
 from tests.cases import Qrels, Run, qrels_frame, run_and_qrels, run_frame
 from tests.trec_eval_binary import TrecEval
 
-EVERY_MEASURE = [argument for m in cli.TREC_MEASURES for argument in ("-m", m.name)]
+# every measure but yaap: trec_eval computes yaap just before rbp, whose uninitialised `min` and `max`
+# (m_rbp.c) then start with what yaap left on the stack, and its rbp lines change (0.2442 -> 0.2064 on one
+# query); tests/test_trec_eval_combinations.py draws yaap with these options and reads rbp's lines as trec_eval
+# prints them with rbp alone (`with_rbp_alone`)
+EVERY_MEASURE = [argument for m in cli.TREC_MEASURES if m.name != "yaap" for argument in ("-m", m.name)]
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 # trec_eval stops without a judged query in the run, or with an empty file (as the CLI does: not compared)
 REFUSALS = ("No queries with both results and relevance info", "Cannot read")
