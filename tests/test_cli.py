@@ -730,7 +730,7 @@ def test_trec_eval_malformed_line_exit_1(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("measure", "fragment"),
     [
-        ("yaap", "trec_eval measure 'yaap' is not supported"),
+        ("ndcg_p", "trec_eval measure 'ndcg_p' is not supported"),  # trec_eval: "illegal measure" too
         ("iprec_at_recall.2", "recall levels must lie from 0 to 1"),
         ("iprec_at_recall..5,.50", "duplicate recall levels"),
         ("iprec_at_recall.x", "recall levels must be decimal numbers"),

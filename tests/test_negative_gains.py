@@ -334,6 +334,7 @@ GAIN_MEASURE_SPELLINGS = {
     "ndcg_rel": "ndcg_rel",
     "rndcg": "rndcg",
     "sdcg": "sdcg(max_rel=3)@3",
+    "ideal_dcg": "ideal_dcg@3",  # the ideal stops at the first gain <= 0: -1 weighs as 0 there
 }
 
 

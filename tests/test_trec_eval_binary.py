@@ -117,9 +117,11 @@ PARAMETERS = [
     # gains <= 0 less than 1 apart (trec_eval's comparator calls them equal): they end the ideal list either way
     ["-m", "ndcg.0=-0.5,1=0,3=7", "-m", "G.0=-0.5,1=0,3=7", "-m", "ndcg_rel.1=-0.25", "-m", "Rndcg.0=-0.5,1=0"],
     ["-m", "ndcg.0=+2,1=-7,2=4.5", "-m", "Rndcg.0=2,1=-7,2=4.5", "-m", "G.0=2,1=-7.,2=4.5", "-m", "ndcg_cut.3"],
-    # trec_eval 10's measures outside all_trec; dcg reads no ideal order, so any gains (less than 1 apart too)
-    ["-m", "dcg.1=3,2=-1", "-m", "ideal_dcg.0=2,3=7", "-m", "yaap", "-m", "ndcg.1=3,2=-1"],
-    ["-m", "dcg.0=0.3,1=0.6,2=-0.2", "-m", "ideal_dcg", "-m", "P.5"],
+    # trec_eval 10's measures outside all_trec; dcg reads no ideal order, so any gains (less than 1 apart too);
+    # one of dcg, ideal_dcg and ndcg at a time when one has gain pairs (`test_dcg_ideal_dcg_and_ndcg_...` below)
+    ["-m", "dcg.1=3,2=-1", "-m", "yaap", "-m", "G.1=3,2=-1", "-m", "Rndcg.1=3,2=-1"],
+    ["-m", "ideal_dcg.0=2,3=7", "-m", "ndcg_rel.0=2,3=7"],
+    ["-m", "dcg.0=0.3,1=0.6,2=-0.2", "-m", "P.5"],
 ]
 
 
@@ -179,6 +181,29 @@ def test_eleven_point_average_with_levels_out_of_order(trec_eval: TrecEval, tmp_
         expected = trec_eval.run(arguments, qrels_path, run_path)
         assert expected.splitlines()[0].split("\t")[-1] == value
         assert ours(arguments, qrels_path, run_path) == expected
+
+
+@pytest.mark.parametrize(
+    "measures", [["dcg.1=3", "ndcg"], ["dcg.2=5", "ndcg.1=3"], ["ideal_dcg.0=2,3=7", "ndcg.1=3,2=-1", "dcg"]]
+)
+def test_dcg_ideal_dcg_and_ndcg_with_gain_pairs_each_take_their_own(
+    trec_eval: TrecEval, tmp_path: Path, measures: list[str]
+) -> None:
+    """trec_eval 10's dcg, ideal_dcg and ndcg share one parameter list (m_ndcg.c: `&default_ndcg_gains` for all
+    three): asked for together, one of them with gain pairs, it crashes ("double free", exit 134) or prints
+    nothing.  The CLI computes each with its own parameters: the lines trec_eval prints for each alone, in its
+    order (dcg, ideal_dcg, ndcg)."""
+    run: Run = {"q1": {"d1": 3.0, "d9": 2.0, "d3": 1.0, "d4": 0.5}, "q2": {"d7": 3.0, "d1": 2.0}}
+    qrels: Qrels = {"q1": {"d1": 1, "d2": 2, "d3": 3, "d4": 0}, "q2": {"d1": 1, "d4": 0, "d7": 2}}
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    together = [argument for measure in measures for argument in ("-m", measure)]
+    assert trec_eval.call(together, qrels_path, run_path).returncode != 0
+    order = ["dcg", "ideal_dcg", "ndcg"]
+    alone = [
+        trec_eval.run(["-m", measure], qrels_path, run_path)
+        for measure in sorted(measures, key=lambda measure: order.index(measure.partition(".")[0]))
+    ]
+    assert ours(together, qrels_path, run_path) == "".join(alone)
 
 
 def test_rndcg_with_gain_pairs_is_nan_without_a_positive_gain(trec_eval: TrecEval, tmp_path: Path) -> None:

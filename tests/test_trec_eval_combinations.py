@@ -25,7 +25,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from lodestar_polars import cli
@@ -101,10 +101,22 @@ def judged_cases(draw: st.DrawFn) -> tuple[Run, Qrels]:
     return run, qrels
 
 
+# trec_eval 10 crashes (a double free) when two of these are asked for and one has gain pairs: they share one
+# parameter list (`tests/test_trec_eval_binary.py::test_dcg_ideal_dcg_and_ndcg_with_gain_pairs_each_take_their_own`)
+SHARING_PARAMETERS = ("dcg", "ideal_dcg", "ndcg")
+
+
+def _share_parameters(measures: list[str]) -> bool:
+    names = ["ndcg" if spec == "all_trec" else spec.partition(".")[0] for spec in measures]
+    sharing = [spec for spec, name in zip(measures, names, strict=True) if name in SHARING_PARAMETERS]
+    return len({name for name in names if name in SHARING_PARAMETERS}) > 1 and any("." in spec for spec in sharing)
+
+
 @st.composite
 def trec_eval_arguments(draw: st.DrawFn) -> list[str]:
     """Options in a random order, then the -m specs (or -m all_trec)."""
     measures = ["all_trec"] if draw(st.integers(0, 5)) == 0 else draw(st.lists(MEASURE_SPECS, min_size=1, max_size=4))
+    assume(not _share_parameters(measures))
     options: list[list[str]] = [[flag] for flag in ("-q", "-c", "-J", "-n") if draw(st.booleans())]
     if draw(st.booleans()):
         options.append(["-l", str(draw(st.integers(0, 4) | st.sampled_from([9, 10])))])
