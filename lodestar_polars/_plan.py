@@ -671,6 +671,7 @@ def _aggregate(
     judged: bool,
     checks: list[DataCheck],
     retrieved_in_terms: bool = False,
+    forked: bool = False,
 ) -> pl.LazyFrame:
     """Group the rows by keys: the per-row terms and the check counters in one pass.  `terms_rows`, when
     given, are the rows that count, their relevance joined late (`_joins_relevance_late`), or without
@@ -679,13 +680,17 @@ def _aggregate(
     `ties="average"`, the terms that tie blocks change come from a (keys, score) group-by (`_block_sums`), whose
     block terms are summed per query, joined on and added: over the rows that count when they are given (a row
     in no tie is a block of one, whose block term is its row term), else over the rows of the queries holding a
-    tie only, the others counting in the per-row sums."""
+    tie only, the others counting in the per-row sums: then (`forked`) `rows` are the windows' output, without
+    the discounts, which each branch computes from its own rows (`_with_discounts`)."""
     terms = _terms(spec, judged)
     averaged = _averages_blocks(spec, judged)
     largest = _largest_cutoff(spec)
-    if averaged and terms_rows is None and largest is not None:
-        # read by three branches: an explicit cache, or Polars' common-plan cache recomputes the windows in one
-        rows = rows.cache()
+    if forked:
+        # read by up to four branches: an explicit cache of the windows' output (else Polars' common-plan cache
+        # recomputes the windows in one), before the discounts: the streaming engine's multiplexer holds the
+        # rows one branch has not read yet, without 16 bytes of discounts a row
+        forked_rows = rows.cache()
+        rows = _with_discounts(forked_rows, spec, judged)
     every_row_by_block = averaged and terms_rows is not None
     per_row = [
         _reduce(_alone(term.row) if averaged and term.block is not None else term.row, term.least).alias(name)
@@ -721,9 +726,10 @@ def _aggregate(
     if terms_rows is not None:
         tied = terms_rows
     elif largest is None:
-        tied = rows.filter(pl.col(TIED))
+        tied = _with_discounts(forked_rows.filter(pl.col(TIED)), spec, judged)
     else:
-        tied = pl.concat([rows.filter(pl.col(TIED)), _blocks_reaching(rows, largest, names)])
+        reaching = _blocks_reaching(forked_rows, largest, names)
+        tied = _with_discounts(pl.concat([forked_rows.filter(pl.col(TIED)), reaching]), spec, judged)
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
     blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(terms))
@@ -1194,13 +1200,20 @@ def _with_derived(per_query: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyF
 
 
 def _with_term_columns(
-    rows: pl.LazyFrame, spec: Spec, names: _Names, ap_average: bool, judged: bool, windows: Sequence[pl.Expr] = ()
+    rows: pl.LazyFrame,
+    spec: Spec,
+    names: _Names,
+    ap_average: bool,
+    judged: bool,
+    windows: Sequence[pl.Expr] = (),
+    discount: bool = True,
 ) -> pl.LazyFrame:
-    """The per-row columns the terms read: discounts, for AP the relevant rows ranked above (with tie
-    averaging already among the windows, unless `ap_average`), for bpref the judged rows ranked above."""
+    """The per-row columns the terms read: discounts (unless not `discount`: `_aggregate` takes them after its
+    fork), for AP the relevant rows ranked above (with tie averaging already among the windows, unless
+    `ap_average`), for bpref the judged rows ranked above."""
     derived = []
     windows = list(windows)
-    if _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
+    if discount and _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
         derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
     if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties != "average":
         # a running count in position order, in the context of the other ordered windows
@@ -1261,10 +1274,15 @@ def _tie_block_windows(spec: Spec, judged: bool, names: _Names) -> list[pl.Expr]
     ]
 
 
-def _with_ideal_discount(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyFrame:
+def _with_discounts(rows: pl.LazyFrame, spec: Spec, judged: bool, run: bool = True) -> pl.LazyFrame:
+    """The discounts of each row's position (`run`) and ideal position, where the measures need them: one
+    logarithm per row each, elementwise, so computed after any filter of the rows."""
+    discounts = []
+    if run and _needs(spec, Quantity.DISCOUNT):  # shared by every cut-off
+        discounts.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
     if _needs(spec, Quantity.IDEAL_DCG) and not judged:
-        return rows.with_columns(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
-    return rows
+        discounts.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
+    return rows.with_columns(discounts) if discounts else rows
 
 
 def _flagged_per_query(
@@ -1306,7 +1324,7 @@ def _flagged_per_query(
     # with the relevance joined late, every row that counts goes to the block group-by instead (`_aggregate`)
     if _averages_blocks(spec, judged) and not late:
         windows.append(_in_tied_query(names, spec).alias(TIED))
-    rows = _with_ideal_discount(rows.with_columns(windows), spec, judged)
+    rows = rows.with_columns(windows)
     if not judged:
         rows = _with_ideal_err_rows(rows, spec, names.group)
     if _needs(spec, Quantity.GREATEST_GAIN) and not late and qrels is not None:
@@ -1321,6 +1339,9 @@ def _flagged_per_query(
     if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is not None:
         rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     terms_rows = None
+    # with tie averaging over every row (no late judgments, no max_retrieved), the rows fork after the windows
+    # into the per-row sums and the tie blocks (`_aggregate`), each branch taking its discounts
+    forked = _averages_blocks(spec, judged) and not (qrels is not None and late) and terms_limit is None
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
         terms_rows = _with_gain_and_relevant(terms_rows, spec, judged)
@@ -1333,9 +1354,12 @@ def _flagged_per_query(
         terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
-        rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged, windows=prefixes)
+        rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged, windows=prefixes, discount=not forked)
+    if not forked:  # the ideal discounts of every row: the ideal DCG reads the judgment side
+        rows = _with_discounts(rows, spec, judged, run=False)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
-    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms=terms_limit is not None)
+    retrieved_in_terms = terms_limit is not None
+    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms, forked)
     if spec.repeated_over is not None:
         per_query = _count_run_rows_once(per_query, checks, spec.query.index(spec.repeated_over), names)
     if qrels is not None:
