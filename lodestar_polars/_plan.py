@@ -30,7 +30,8 @@ query of n rows:
    (fewer distinct scores than rows: `_in_tied_query`) go to a group-by on (keys, score) that computes every
    block sum once (`_block_sums`), and the block terms from them (of a query longer than the largest
    cut-off, only the tie blocks reaching it: `_blocks_reaching`); the other queries' rows count in the row
-   sums.
+   sums.  The two branches fork from the windows' output and each computes its rows' discounts after the
+   fork: the streaming engine holds the rows one branch has not read yet, and the discounts are 16 bytes a row.
    With the relevance joined late (below), every row that counts goes to that group-by (a row in no tie is a
    block of one), so the tied flag needs no window over every row.
 4. Measures that read prefixes in position order (trec_eval's G, ndcg_rel, Rndcg, rbp) get them from windows
@@ -1354,8 +1355,9 @@ def _flagged_per_query(
         terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
-        rows = _with_term_columns(rows, spec, names, ap_average=False, judged=judged, windows=prefixes, discount=not forked)
-    if not forked:  # the ideal discounts of every row: the ideal DCG reads the judgment side
+        with_discount = not forked
+        rows = _with_term_columns(rows, spec, names, False, judged, windows=prefixes, discount=with_discount)
+    if not forked:  # the ideal positions' discounts, read by the per-query group-by over every row
         rows = _with_discounts(rows, spec, judged, run=False)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     retrieved_in_terms = terms_limit is not None
