@@ -1355,8 +1355,9 @@ def _flagged_per_query(
         terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
-        with_discount = not forked
-        rows = _with_term_columns(rows, spec, names, False, judged, windows=prefixes, discount=with_discount)
+        rows = _with_term_columns(
+            rows, spec, names, ap_average=False, judged=judged, windows=prefixes, discount=not forked
+        )
     if not forked:  # the ideal positions' discounts, read by the per-query group-by over every row
         rows = _with_discounts(rows, spec, judged, run=False)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
