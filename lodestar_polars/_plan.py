@@ -672,7 +672,6 @@ def _aggregate(
     judged: bool,
     checks: list[DataCheck],
     retrieved_in_terms: bool = False,
-    forked: bool = False,
 ) -> pl.LazyFrame:
     """Group the rows by keys: the per-row terms and the check counters in one pass.  `terms_rows`, when
     given, are the rows that count, their relevance joined late (`_joins_relevance_late`), or without
@@ -681,11 +680,12 @@ def _aggregate(
     `ties="average"`, the terms that tie blocks change come from a (keys, score) group-by (`_block_sums`), whose
     block terms are summed per query, joined on and added: over the rows that count when they are given (a row
     in no tie is a block of one, whose block term is its row term), else over the rows of the queries holding a
-    tie only, the others counting in the per-row sums: then (`forked`) `rows` are the windows' output, without
+    tie only, the others counting in the per-row sums: then (the fork) `rows` are the windows' output, without
     the discounts, which each branch computes from its own rows (`_with_discounts`)."""
     terms = _terms(spec, judged)
     averaged = _averages_blocks(spec, judged)
     largest = _largest_cutoff(spec)
+    forked = averaged and terms_rows is None  # `_flagged_per_query` left the discounts out exactly then
     if forked:
         # read by up to four branches: an explicit cache of the windows' output (else Polars' common-plan cache
         # recomputes the windows in one), before the discounts: the streaming engine's multiplexer holds the
@@ -1340,9 +1340,7 @@ def _flagged_per_query(
     if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is not None:
         rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
     terms_rows = None
-    # with tie averaging over every row (no late judgments, no max_retrieved), the rows fork after the windows
-    # into the per-row sums and the tie blocks (`_aggregate`), each branch taking its discounts
-    forked = _averages_blocks(spec, judged) and not (qrels is not None and late) and terms_limit is None
+    forked = False
     if qrels is not None and late:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
         terms_rows = _with_gain_and_relevant(terms_rows, spec, judged)
@@ -1355,6 +1353,9 @@ def _flagged_per_query(
         terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
+        # with tie averaging over every row (no late judgments, no max_retrieved), the rows fork after the
+        # windows into the per-row sums and the tie blocks (`_aggregate`), each branch taking its discounts
+        forked = _averages_blocks(spec, judged)
         rows = _with_term_columns(
             rows, spec, names, ap_average=False, judged=judged, windows=prefixes, discount=not forked
         )
@@ -1362,7 +1363,7 @@ def _flagged_per_query(
         rows = _with_discounts(rows, spec, judged, run=False)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     retrieved_in_terms = terms_limit is not None
-    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms, forked)
+    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms)
     if spec.repeated_over is not None:
         per_query = _count_run_rows_once(per_query, checks, spec.query.index(spec.repeated_over), names)
     if qrels is not None:
