@@ -438,7 +438,8 @@ def scan_trec_qrels(path: PathLike, *, source_name: str | None = None, lenient: 
     Returns
     -------
     LazyFrame
-        ``query, iteration, doc, relevance``; nothing is read until it is collected.
+        ``query, iteration, doc, relevance``; nothing is read until it is collected, and a plan reading it in
+        several branches (as `rank_metrics` plans with judgments do) parses the file once per collect.
 
     Examples
     --------
@@ -459,4 +460,8 @@ def scan_trec_qrels(path: PathLike, *, source_name: str | None = None, lenient: 
         The message names the file and the 1-based line number of the first malformed line (see
         `scan_trec_run`).
     """
-    return _scan(path, _QRELS, source_name, lenient=lenient)
+    # one parse per collect: a plan reads the judgments in several branches (the judged rows, the query totals,
+    # the ideal order, their checks...), and the frame-level check map hides them from Polars' common-plan
+    # elimination, so each branch parsed the file again (five times for trec_eval's all_trec set); a cache with
+    # one consumer streams as before
+    return _scan(path, _QRELS, source_name, lenient=lenient).cache()

@@ -12,6 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import lodestar_polars
+from lodestar_polars.io import scan_trec_qrels, scan_trec_run
 
 PROC_IO = Path("/proc/self/io")
 
@@ -63,3 +64,68 @@ def test_the_two_plan_collect_all_reads_it_twice(parquet_file: Path) -> None:
     before = bytes_read()
     pl.collect_all([source.rank_metrics.ndcg(k=10), source.rank_metrics.ndcg_mean(k=10)])
     assert bytes_read() - before > 1.5 * size
+
+
+@pytest.fixture(scope="module")
+def trec_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A TREC run (200 queries x 50 documents, tied scores) and judgments of a fifth of its documents plus
+    some it did not retrieve, as text files."""
+    rng = np.random.default_rng(5)
+    folder = tmp_path_factory.mktemp("one_scan_trec")
+    run_lines, qrels_lines = [], []
+    for query in range(200):
+        for rank, doc in enumerate(rng.choice(1000, 50, replace=False)):
+            run_lines.append(f"q{query} Q0 d{doc} {rank + 1} {rng.integers(0, 20) / 4} sys\n")
+            if rng.random() < 0.2:
+                qrels_lines.append(f"q{query} 0 d{doc} {rng.integers(0, 3)}\n")
+        qrels_lines += [f"q{query} 0 u{doc} {rng.integers(0, 3)}\n" for doc in range(5)]
+    run, qrels = folder / "run.txt", folder / "qrels.txt"
+    run.write_text("".join(run_lines))
+    qrels.write_text("".join(qrels_lines))
+    return run, qrels
+
+
+# measures reading the judgments in different branches: the judged rows, the query totals (map, Rprec, bpref),
+# the ideal order (ndcg, G's prefixes), the judged documents' count (num_rel)
+JUDGED_MEASURES = ["ndcg@10", "ap", "rprec", "bpref", "g", "num_rel", "p@5"]
+
+
+@pytest.mark.skipif(not PROC_IO.exists(), reason="needs Linux's /proc/self/io to count the bytes read")
+def test_a_trec_qrels_file_is_parsed_once_per_plan(trec_files: tuple[Path, Path]) -> None:
+    """The judgments are read by several branches of a plan; scan_trec_qrels caches them, so the file is read
+    once (each branch parsed it again before: 5 reads for these measures)."""
+    run_path, qrels_path = trec_files
+    run = scan_trec_run(run_path)
+    qrels = scan_trec_qrels(qrels_path)
+    plan = run.rank_metrics.evaluate(JUDGED_MEASURES, qrels=qrels, doc="doc", ties="doc")
+    assert plan.explain().count("TREC qrels lines") == 1
+    before = bytes_read()
+    per_query = plan.collect(engine="streaming")
+    read = bytes_read() - before
+    size = run_path.stat().st_size + qrels_path.stat().st_size
+    assert read < 1.5 * size, f"read {read / size:.2f}x the two files' bytes"
+    # the same numbers as from the frames read beforehand (to the last bits: the sums follow the rows' order)
+    expected = (
+        run.collect()
+        .lazy()
+        .rank_metrics.evaluate(JUDGED_MEASURES, qrels=qrels.collect().lazy(), doc="doc", ties="doc")
+        .collect()
+    )
+    assert_frame_equal(per_query, expected, rel_tol=1e-12, abs_tol=1e-12)
+
+
+@pytest.mark.skipif(not PROC_IO.exists(), reason="needs Linux's /proc/self/io to count the bytes read")
+def test_the_trec_eval_mode_reads_the_run_and_judgments_once(
+    trec_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`trec_eval -m all_trec` collects the evaluation with the run id (the last line's tag), the judgments'
+    count and the gainful queries: one parse of each file (the run twice and the judgments seven times before)."""
+    from lodestar_polars import cli
+
+    run_path, qrels_path = trec_files
+    before = bytes_read()
+    assert cli.main(["trec_eval", "-m", "all_trec", str(qrels_path), str(run_path)]) == 0
+    read = bytes_read() - before
+    size = run_path.stat().st_size + qrels_path.stat().st_size
+    assert read < 1.5 * size, f"read {read / size:.2f}x the two files' bytes"
+    assert "runid                 \tall\tsys\n" in capsys.readouterr().out
