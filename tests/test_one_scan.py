@@ -93,7 +93,7 @@ JUDGED_MEASURES = ["ndcg@10", "ap", "rprec", "bpref", "g", "num_rel", "p@5"]
 @pytest.mark.skipif(not PROC_IO.exists(), reason="needs Linux's /proc/self/io to count the bytes read")
 def test_a_trec_qrels_file_is_parsed_once_per_plan(trec_files: tuple[Path, Path]) -> None:
     """The judgments are read by several branches of a plan; scan_trec_qrels caches them, so the file is read
-    once (each branch parsed it again before: 5 reads for these measures)."""
+    once (each branch parsed it again before: the plan held 4 reads of it for these measures)."""
     run_path, qrels_path = trec_files
     run = scan_trec_run(run_path)
     qrels = scan_trec_qrels(qrels_path)
@@ -119,7 +119,7 @@ def test_the_trec_eval_mode_reads_the_run_and_judgments_once(
     trec_files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`trec_eval -m all_trec` collects the evaluation with the run id (the last line's tag), the judgments'
-    count and the gainful queries: one parse of each file (the run twice and the judgments seven times before)."""
+    count and the gainful queries: one parse of each file (before: 2.7x the two files' bytes)."""
     from lodestar_polars import cli
 
     run_path, qrels_path = trec_files
