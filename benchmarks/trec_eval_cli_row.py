@@ -27,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -66,15 +67,18 @@ def trec_files(queries: int, docs: int) -> tuple[Path, Path]:
 def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, bytes]:
     """Wall s, CPU s (user + system) and peak RSS (GB) of one child, and its standard output.  The child runs
     in the data folder: `python -m` puts its working folder first on the path, which must not hold a package."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=DATA)
-    assert process.stdout is not None and process.stderr is not None
-    out = process.stdout.read()
-    err = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(command)} failed: {err.decode(errors='replace')}")
+    # standard error to a file, not a pipe: reading one pipe to its end while the child fills the other would
+    # block both
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, env=env, cwd=DATA)
+        assert process.stdout is not None
+        out = process.stdout.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            sys.exit(f"{' '.join(command)} failed: {errors.read().decode(errors='replace')}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1e6, out
 
 
