@@ -138,7 +138,8 @@ def finish_means(
     zero_weight = pl.any_horizontal(*(pl.col(weight_sum(i)) == 0 for i in range(len(metrics))))
     # no query to average: none entered the first metric's mean, or (where the sums count them) another's
     nothing_entered = pl.col(QUERIES) == 0
-    entered = [entered_count(i) for i in range(len(metrics)) if entered_count(i) in sums.collect_schema()]
+    schema = sums.collect_schema()
+    entered = [entered_count(i) for i in range(len(metrics)) if entered_count(i) in schema]
     if entered:
         nothing_entered = nothing_entered | pl.any_horizontal(*(pl.col(name) == 0 for name in entered))
     frame = sums.with_columns(means).with_columns(

@@ -55,8 +55,10 @@ turns them into errors.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import weakref
 from collections.abc import Callable, Sequence
 
 import polars as pl
@@ -205,13 +207,36 @@ def _hashable(dtype: pl.DataType) -> bool:
 # --- the measures of a call ----------------------------------------------------------------------------------
 
 
+# what the builder asks of a call's measures over and over, built once per measure or per call (a plan of
+# trec_eval's all_trec asked for some 9,000 definitions and 4,000 quantity sets: half its building time)
+_CALLS: weakref.WeakKeyDictionary[Spec, tuple[list[tuple[Definition, Measure]], frozenset[Quantity]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _measures_of(spec: Spec) -> tuple[list[tuple[Definition, Measure]], frozenset[Quantity]]:
+    """The call's (definition, measure) pairs and the quantities they need, built once per call."""
+    known = _CALLS.get(spec)
+    if known is None:
+        definitions = [(_definition(m), m) for m in spec.measures]
+        quantities = frozenset(q for definition, _ in definitions for q in definition.quantities)
+        known = _CALLS[spec] = (definitions, quantities)
+    return known
+
+
 def _definitions(spec: Spec) -> list[tuple[Definition, Measure]]:
-    return [(REGISTRY[m.kind].at(m.level).configured(dict(m.options)), m) for m in spec.measures]
+    return _measures_of(spec)[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def _definition(measure: Measure) -> Definition:
+    """A measure's definition at its level and options (`at` and `configured` make new frozen definitions)."""
+    return REGISTRY[measure.kind].at(measure.level).configured(dict(measure.options))
 
 
 def _needs(spec: Spec, quantity: Quantity) -> bool:
     """Whether a measure of the call needs a shared quantity."""
-    return any(quantity in definition.quantities for definition, _ in _definitions(spec))
+    return quantity in _measures_of(spec)[1]
 
 
 def _cutoffs_needing(spec: Spec, quantity: Quantity) -> list[int | None]:
@@ -493,10 +518,16 @@ def _terms(spec: Spec, judged: bool) -> Terms:
     ndcg and dcg, hits@k of precision and recall, the first relevant position) is summed once."""
     context = _context(spec, judged)
     terms: Terms = {}
-    for definition, measure in _definitions(spec):
-        for name, term in definition.terms(context, cut_at(measure.cutoff)).items():
+    for measure in spec.measures:
+        for name, term in _measure_terms(measure, context).items():
             terms.setdefault(name, term)
     return terms
+
+
+@functools.lru_cache(maxsize=4096)
+def _measure_terms(measure: Measure, context: Context) -> Terms:
+    """One measure's terms in a context, built once (a plan asks for them several times; read only)."""
+    return _definition(measure).terms(context, cut_at(measure.cutoff))
 
 
 def _block_sums(terms: Terms) -> list[pl.Expr]:
