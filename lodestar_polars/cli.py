@@ -35,7 +35,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import polars as pl
 
@@ -509,8 +509,20 @@ _UNSET = object()
 
 def _build(run: pl.LazyFrame, measures: Sequence[str], options: Mapping[str, Any]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Build the plans; an option the package refuses (checked before any data is read) is a usage error."""
+    return _usage_errors(lambda: _evaluate(run, measures, options), options)
+
+
+def _build_per_query(run: pl.LazyFrame, measures: Sequence[str], options: Mapping[str, Any]) -> pl.LazyFrame:
+    """The per-query plan alone (the trec_eval modes form their summaries from it), as `_build` builds it."""
+    return _usage_errors(lambda: rank_metrics(run).evaluate(list(measures), **options), options)
+
+
+_Built = TypeVar("_Built")
+
+
+def _usage_errors(build: Callable[[], _Built], options: Mapping[str, Any]) -> _Built:
     try:
-        return _evaluate(run, measures, options)
+        return build()
     except (TypeError, ValueError) as error:
         if isinstance(error, TypeError) and "by" in options and "'by'" in str(error):
             msg = f"--by needs a lodestar_polars whose metrics take by=; this one does not ({error})"
@@ -1404,7 +1416,7 @@ def _trec_eval(args: argparse.Namespace, scratch: str) -> int:
         "judged_only": args.judged_only,
     }
     # ids are strings; the scores and the count of queries come from these plans, the run id from the run itself
-    plans = [_build(run, evaluated, {**options, "gain": gain})[0] for gain, evaluated in evaluations]
+    plans = [_build_per_query(run, evaluated, {**options, "gain": gain}) for gain, evaluated in evaluations]
     per_query_plan = functools.reduce(
         lambda left, right: left.join(right, on="query", how="left", nulls_equal=True), plans
     )
