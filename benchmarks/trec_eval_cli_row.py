@@ -64,14 +64,15 @@ def trec_files(queries: int, docs: int) -> tuple[Path, Path]:
     return run, qrels
 
 
-def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, bytes]:
+def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path = DATA) -> tuple[float, float, float, bytes]:
     """Wall s, CPU s (user + system) and peak RSS (GB) of one child, and its standard output.  The child runs
-    in the data folder: `python -m` puts its working folder first on the path, which must not hold a package."""
+    in `cwd` (the data folder): `python -m` puts its working folder first on the path, which must not hold a
+    package."""
     # standard error to a file, not a pipe: reading one pipe to its end while the child fills the other would
     # block both
     with tempfile.TemporaryFile() as errors:
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, env=env, cwd=DATA)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, env=env, cwd=cwd)
         assert process.stdout is not None
         out = process.stdout.read()
         _, status, usage = os.wait4(process.pid, 0)

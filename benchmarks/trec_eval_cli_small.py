@@ -14,24 +14,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def timed(command: list[str], env: dict[str, str], cwd: str) -> tuple[float, float, bytes]:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, check=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return wall, cpu, done.stdout
+from trec_eval_cli_row import timed
 
 
 def main() -> None:
@@ -60,7 +49,7 @@ def main() -> None:
         print(f"load average at the start: {os.getloadavg()[0]:.2f}")
         for _ in range(args.runs):
             for name, (command, env) in commands.items():
-                wall, cpu, output = timed(command, env, scratch)
+                wall, cpu, _, output = timed(command, env, Path(scratch))
                 times[name][0].append(wall)
                 times[name][1].append(cpu)
                 outputs.setdefault(name, output)
