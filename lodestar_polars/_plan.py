@@ -143,7 +143,6 @@ def _metric(index: int) -> str:
 
 
 GROUP = f"{_P}group"
-GROUP_CHECK = f"{_P}group_check"
 
 # key dtypes whose values are equal exactly when their hashes' inputs are (no -0.0/0.0 or NaN subtleties)
 _HASHABLE_KEYS = (pl.String, pl.Categorical, pl.Enum, pl.Boolean, pl.Date, pl.Datetime, pl.Duration, pl.Time)
@@ -156,9 +155,11 @@ class _Names:
     With one key column the group is that column.  With several (by= or a composite query), Polars
     row-encodes them for every window and group-by, and with one String column it hashes the strings for
     each: the group is then one UInt64 column, the hash of the keys (`pl.struct(keys).hash()`: a function of the values
-    only, so every branch of the plan computes the same one).  The keys ride along in the per-query
-    group-by, which also checks that no two different keys share a hash (`_hash_collision_check`).  Key
-    dtypes whose equal values may differ in bits (floats: -0.0 and 0.0) or that nest keep the plain keys.
+    only, so every branch of the plan computes the same one).  The keys themselves do not ride through the
+    windows: each group's key values come from the distinct keys of the run, hashed again and joined to the
+    per-query rows (`_group_keys`), where two different keys sharing one hash are found
+    (`_hash_collision_check`).  Key dtypes whose equal values may differ in bits (floats: -0.0 and 0.0) or that
+    nest keep the plain keys.
 
     Numbering composite keys into one integer id (unique + row index + join) was tried and dropped: that
     numbering depends on row order, and Polars may evaluate the shared input of two branches twice, so two
@@ -196,8 +197,8 @@ class _Names:
         return column.alias(name)
 
 
-def _key_hash(keys: list[str], seed: int) -> pl.Expr:
-    return pl.struct(keys).hash(seed)
+def _key_hash(keys: list[str]) -> pl.Expr:
+    return pl.struct(keys).hash(0)
 
 
 def _hashable(dtype: pl.DataType) -> bool:
@@ -285,7 +286,7 @@ def _run_rows(run: pl.LazyFrame, spec: Spec, names: _Names, with_relevance: bool
         columns.append(spec.weight.expr.cast(pl.Float64).alias(WEIGHT))
     rows = run.select(columns)
     if names.hashed:
-        rows = rows.with_columns(_key_hash(names.keys, 0).alias(GROUP), _key_hash(names.keys, 1).alias(GROUP_CHECK))
+        rows = rows.with_columns(_key_hash(names.keys).alias(GROUP))
     return rows
 
 
@@ -742,8 +743,6 @@ def _aggregate(
     if _needs(spec, Quantity.IDEAL_PREFIXES) and not judged:
         extra += _positive_gains()
     counters = [expression for check in checks for expression in check.aggregations()]
-    if names.hashed:
-        extra += [pl.col(k).first() for k in names.keys]
     if terms_rows is None:
         per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
     else:
@@ -903,8 +902,6 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
                 _first(_doc_shown(spec, names), pl.col(DUPLICATED)),
             )
         )
-    if names.hashed:
-        checks.append(_hash_collision_check(spec, names))
     if spec.weight is not None:
         checks.append(
             DataCheck(
@@ -935,15 +932,23 @@ def _count_run_rows_once(
     )
 
 
+def _group_keys(rows: pl.LazyFrame, names: _Names, checks: list[DataCheck]) -> pl.LazyFrame:
+    """Each hashed group's key values, with the hash-collision counter (`checks`): the distinct keys of the
+    run's rows, hashed as the rows were.  A second, narrow pass over the rows' keys: carrying the keys
+    through the windows and taking their first value in the per-query group-by cost more (a fifth of a
+    `by=` call over a String column on 2M rows, with a second hash of every row for the collision check)."""
+    keys = rows.select(names.keys).unique().with_columns(_key_hash(names.keys).alias(GROUP))
+    return keys.with_columns(expression for check in checks for expression in check.aggregations())
+
+
 def _hash_collision_check(spec: Spec, names: _Names) -> DataCheck:
     """Two different keys with the same 64-bit hash would share one group (about G**2 / 2**65 to happen for
-    G keys: 3e-8 for a million).  Their rows would then disagree on a second, independently seeded hash of
-    the keys: counting the groups where it varies finds such a pair unless both hashes collide at once."""
-    check = pl.col(GROUP_CHECK)
+    G keys: 3e-8 for a million).  Counted over the distinct keys (`_group_keys`): a hash that two of them
+    share; the per-query row of that group then joins both, and each copy counts."""
     keys = ", ".join(quoted(name) for name in spec.keys)
     return DataCheck(
         f"{_P}hash_collision",
-        (check.min() != check.max()).cast(pl.UInt32),
+        pl.col(GROUP).is_duplicated().cast(pl.UInt32),
         message(
             RuntimeError,
             f"two different keys ({keys}) share one 64-bit hash, near {{query}}, which this plan groups by: a "
@@ -1395,6 +1400,9 @@ def _flagged_per_query(
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
     retrieved_in_terms = terms_limit is not None
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms)
+    key_checks = [_hash_collision_check(spec, names)] if names.hashed else []
+    if names.hashed:
+        per_query = per_query.join(_group_keys(retrieved, names, key_checks), on=GROUP, how="left")
     if spec.repeated_over is not None:
         per_query = _count_run_rows_once(per_query, checks, spec.query.index(spec.repeated_over), names)
     if qrels is not None:
@@ -1425,7 +1433,7 @@ def _flagged_per_query(
         per_query = per_query.with_columns(_mean.positive_zero(pl.col(WEIGHT_MIN)).alias(WEIGHT))
     output = [*names.keys, *metrics, *([WEIGHT] if spec.weight is not None else []), *flags]
     where = _describe_keys(list(spec.query), list(spec.by))
-    every_check = [*checks, *final]
+    every_check = [*checks, *key_checks, *final]
     # only the columns the checks and the output read go on: the checks' map is opaque to the optimizer, which
     # would otherwise sort every term and counter along
     read = [check.column for check in every_check] + [c.value_column for c in every_check if c.value is not None]
