@@ -934,21 +934,23 @@ def _count_run_rows_once(
 
 def _group_keys(rows: pl.LazyFrame, names: _Names, checks: list[DataCheck]) -> pl.LazyFrame:
     """Each hashed group's key values, with the hash-collision counter (`checks`): the distinct keys of the
-    run's rows, hashed as the rows were.  A second, narrow pass over the rows' keys: carrying the keys
-    through the windows and taking their first value in the per-query group-by cost more (a fifth of a
-    `by=` call over a String column on 2M rows, with a second hash of every row for the collision check)."""
+    run's rows, hashed as the rows were, one row per hash.  A second, narrow pass over the rows' keys:
+    carrying the keys through the windows and taking their first value in the per-query group-by cost more
+    (a fifth of a `by=` call over a String column on 2M rows, with a second hash of every row for the
+    collision check)."""
     keys = rows.select(names.keys).unique().with_columns(_key_hash(names.keys).alias(GROUP))
-    return keys.with_columns(expression for check in checks for expression in check.aggregations())
+    counters = [expression for check in checks for expression in check.aggregations()]
+    return keys.group_by(GROUP).agg(*(pl.col(key).first() for key in names.keys), *counters)
 
 
 def _hash_collision_check(spec: Spec, names: _Names) -> DataCheck:
     """Two different keys with the same 64-bit hash would share one group (about G**2 / 2**65 to happen for
     G keys: 3e-8 for a million).  Counted over the distinct keys (`_group_keys`): a hash that two of them
-    share; the per-query row of that group then joins both, and each copy counts."""
+    share."""
     keys = ", ".join(quoted(name) for name in spec.keys)
     return DataCheck(
         f"{_P}hash_collision",
-        pl.col(GROUP).is_duplicated().cast(pl.UInt32),
+        (pl.len() > 1).cast(pl.UInt32),
         message(
             RuntimeError,
             f"two different keys ({keys}) share one 64-bit hash, near {{query}}, which this plan groups by: a "
@@ -1331,6 +1333,8 @@ def _flagged_per_query(
     judged = qrels is not None
     late = _joins_relevance_late(spec, judged)
     rows = retrieved = _run_rows(run, spec, names, with_relevance=not judged)
+    if names.hashed:  # read again for the groups' keys (`_group_keys`): cached, so that the source is read once
+        rows = retrieved = retrieved.cache()
     # without judgments, the rows past max_retrieved still count as judgments: they are cut from the terms only
     terms_limit = None if judged else spec.max_retrieved
     if spec.max_retrieved is not None and judged:
