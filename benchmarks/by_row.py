@@ -2,18 +2,21 @@
 
     python benchmarks/by_row.py                            # 10 systems x 100k queries x 10 docs = 10M rows
     python benchmarks/by_row.py --queries 10000            # 1M rows, a smoke run
+    python benchmarks/by_row.py --queries 20000 --shuffled # 2M rows in a random order (issue 21's shape)
 
 Method
 - Data (numpy seed 0, generated in memory, not timed): `system` String ("system_0".."system_9"), `query`
   int64, `relevance` int8 in 0..4, `score` float64 uniform; rows ordered by system, then query, as a
-  concatenation of each system's prediction file would be.
+  concatenation of each system's prediction file would be, or with `--shuffled` in a seeded random order
+  (an evaluation log written as the requests came).
 - "one call": `frame.rank_metrics.ndcg(by="system", k=10)`, every system in one plan.
 - "per system": what a user without `by` writes: for each system, `frame.filter(system == s)` then
   `.rank_metrics.ndcg(k=10)`, the system put back as a column, the ten frames concatenated; the result is
   checked equal to the one call's (to 1e-12) before timing.
 - Both are eager DataFrame calls on the same frame in the same process (Polars' default engine, all cores).
-- The same two from a Parquet file of the frame (written once to a temporary folder, not timed; rows ordered
-  by system, so a per-system filter pushed into the scan can skip row groups): one lazy call with `by`, and
+- The same two from a Parquet file of the frame (written once to a temporary folder, not timed, in the
+  frame's order: ordered by system, a per-system filter pushed into the scan can skip row groups; shuffled, it
+  cannot): one lazy call with `by`, and
   ten `scan_parquet(...).filter(system == s)` calls, each collected.
   They alternate, one then the other, `--repeats` times; the table shows the median wall time
   (time.perf_counter) and the median CPU time of the process (time.process_time: all threads), and the
@@ -93,17 +96,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--docs", type=int, default=10)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--shuffled", action="store_true", help="rows in a seeded random order")
     args = parser.parse_args(argv)
 
     frame = make_frame(args.systems, args.queries, args.docs)
+    if args.shuffled:
+        frame = frame.sample(fraction=1.0, shuffle=True, seed=0)
+    order = "shuffled" if args.shuffled else "ordered by system, then query"
     print(
-        f"{frame.height:,} rows: {args.systems} systems x {args.queries:,} queries x {args.docs} docs, k={args.k}; "
+        f"{frame.height:,} rows ({order}): {args.systems} systems x {args.queries:,} queries x {args.docs} docs, "
+        f"k={args.k}; "
         f"polars {pl.__version__}, {pl.thread_pool_size()} threads, {os.cpu_count()} cores"
     )
     load_before = os.getloadavg()
     assert_frame_equal(per_system(frame, args.k), one_call(frame, args.k), rel_tol=0.0, abs_tol=1e-12)
     path = Path(tempfile.mkdtemp()) / "by_row.parquet"
-    frame.write_parquet(path)  # row groups of Polars' default size, rows ordered by system then query
+    frame.write_parquet(path)  # row groups of Polars' default size, the rows in the frame's order
     systems = frame["system"].unique().sort().to_list()
     assert_frame_equal(
         per_system_parquet(path, systems, args.k), one_call_parquet(path, args.k), rel_tol=0.0, abs_tol=1e-12
