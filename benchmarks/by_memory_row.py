@@ -27,8 +27,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import polars as pl
+from by_row import make_frame
 
 CHILD = r"""
 import sys, time
@@ -64,16 +64,7 @@ CASES = ["frame, eager", "parquet, auto", "parquet, in-memory", "parquet, stream
 def data_file(systems: int, queries: int, docs: int) -> Path:
     path = Path(__file__).parent / "data" / f"by_memory_{systems}x{queries}x{docs}.parquet"
     if not path.exists():
-        rng = np.random.default_rng(0)
-        rows = systems * queries * docs
-        frame = pl.DataFrame(
-            {
-                "system": pl.Series(np.repeat([f"system_{i}" for i in range(systems)], queries * docs)),
-                "query": np.tile(np.repeat(np.arange(queries, dtype=np.int64), docs), systems),
-                "relevance": rng.integers(0, 5, rows).astype(np.int8),
-                "score": rng.random(rows),
-            }
-        ).sample(fraction=1.0, shuffle=True, seed=0)
+        frame = make_frame(systems, queries, docs).sample(fraction=1.0, shuffle=True, seed=0)
         path.parent.mkdir(exist_ok=True)
         frame.write_parquet(path)
     return path

@@ -934,10 +934,10 @@ def _count_run_rows_once(
 
 def _group_keys(rows: pl.LazyFrame, names: _Names, checks: list[DataCheck]) -> pl.LazyFrame:
     """Each hashed group's key values, with the hash-collision counter (`checks`): the distinct keys of the
-    run's rows, hashed as the rows were, one row per hash.  A second, narrow pass over the rows' keys:
+    run's rows, hashed as the rows were, one row per hash.  A second consumer of the (cached) rows' keys:
     carrying the keys through the windows and taking their first value in the per-query group-by cost more
-    (a fifth of a `by=` call over a String column on 2M rows, with a second hash of every row for the
-    collision check)."""
+    (a fifth of a `by=` call over a String column on 2M shuffled rows, with a second hash of every row for
+    the collision check)."""
     keys = rows.select(names.keys).unique().with_columns(_key_hash(names.keys).alias(GROUP))
     counters = [expression for check in checks for expression in check.aggregations()]
     return keys.group_by(GROUP).agg(*(pl.col(key).first() for key in names.keys), *counters)

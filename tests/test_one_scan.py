@@ -129,3 +129,37 @@ def test_the_trec_eval_mode_reads_the_run_and_judgments_once(
     size = run_path.stat().st_size + qrels_path.stat().st_size
     assert read < 1.5 * size, f"read {read / size:.2f}x the two files' bytes"
     assert "runid                 \tall\tsys\n" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not PROC_IO.exists(), reason="needs Linux's /proc/self/io to count the bytes read")
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_by_over_a_string_column_reads_the_source_once(
+    tmp_path: Path, engine: Literal["in-memory", "streaming"]
+) -> None:
+    """Hashed keys (a String `by` column): each group's key values come from a second consumer of the run's
+    rows (the distinct keys), which reads the cached rows, not the file again (without the cache: 1.35x)."""
+    rng = np.random.default_rng(5)
+    rows = 400_000
+    frame = pl.DataFrame(
+        {
+            "system": pl.Series(rng.choice([f"system_{i}" for i in range(10)], rows)),
+            "query": rng.integers(0, 4_000, rows),
+            "relevance": rng.integers(0, 4, rows),
+            "score": rng.random(rows),
+        }
+    )
+    path = tmp_path / "by.parquet"
+    frame.write_parquet(path)
+    size = path.stat().st_size
+    before = bytes_read()
+    per_query = pl.scan_parquet(path).rank_metrics.ndcg(by="system", k=10).collect(engine=engine)
+    read = bytes_read() - before
+    assert read < 1.15 * size, f"read {read / size:.2f}x the file's bytes"
+    # the numbers of one call per system (integer query keys: no hashing)
+    per_system = pl.concat(
+        frame.filter(pl.col("system") == system)
+        .rank_metrics.ndcg(k=10)
+        .select(pl.lit(system).alias("system"), pl.all())
+        for system in sorted(frame["system"].unique())
+    )
+    assert_frame_equal(per_query, per_system, rel_tol=1e-12, abs_tol=1e-12)
