@@ -811,7 +811,8 @@ def _blocks_reaching(rows: pl.LazyFrame, largest: int, names: _Names) -> pl.Lazy
     long = pl.col(TIED).not_()
     first = rows.filter(long & (pl.col(POSITION) <= largest))
     scores = first.group_by(names.group).agg(pl.col(SCORE).min().alias(at_cutoff))
-    reaching = rows.filter(long).join(scores, on=names.group).filter(pl.col(SCORE) >= pl.col(at_cutoff))
+    reaching = rows.filter(long).join(scores, on=names.group, nulls_equal=True)
+    reaching = reaching.filter(pl.col(SCORE) >= pl.col(at_cutoff))
     return reaching.drop(at_cutoff)
 
 

@@ -339,6 +339,29 @@ def test_keys_grouped_by_their_hash_detect_a_collision(
     assert engine(frame, "ndcg", by=by).height == (3 if by else 2)
 
 
+def test_a_null_group_of_plain_by_keys_keeps_its_tie_blocks(engine: Engine) -> None:
+    """A Float `by` column is grouped by its plain values, a null one as a group of its own.  With tie
+    averaging, a tied query longer than the largest cut-off counts only the tie blocks reaching it, found by a
+    join on the keys: that join dropped the null group's rows (ndcg@1 0.0, dcg@1 0.0 there)."""
+    frame = pl.DataFrame(
+        {
+            "locale": pl.Series([None, None, None, 1.0, 1.0, 1.0], dtype=pl.Float64),
+            "query": [1, 1, 1, 1, 1, 1],
+            "relevance": [3, 1, 0, 3, 1, 0],
+            "score": [0.5, 0.5, 0.1, 0.5, 0.5, 0.1],
+        }
+    )
+    measures = ["ndcg@1", "dcg@1", "P@1", "recall@1", "success@1", "map@1"]
+    result = engine(frame, "evaluate", measures, by="locale")
+    # hand: the top tie block (gains 3 and 1, both relevant) spans positions 1-2; at position 1 its mean gain
+    # 2.0 (dcg@1), over the ideal 3.0 (ndcg@1); a relevant document there in every order: P@1 1, success@1 1,
+    # recall@1 1/2 (two relevant), AP@1 (1/1) / 2
+    expected = [2 / 3, 2.0, 1.0, 0.5, 1.0, 0.5]
+    assert result["locale"].to_list() == [1.0, None]
+    for row in result.drop("locale", "query").rows():
+        assert list(row) == pytest.approx(expected)
+
+
 def test_float_by_keys_are_grouped_without_hashing(engine: Engine) -> None:
     """A float key is grouped by its values (a hash would tell -0.0 from 0.0), and still per group."""
     frame = two_models().drop_nulls("model").with_columns(pl.col("locale").cast(pl.Float64))

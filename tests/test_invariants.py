@@ -1123,15 +1123,27 @@ def test_every_evaluate_column_equals_its_single_method(case: Case, engine: Engi
     )
 
 
+# the `by` column's dtype, and its three groups' values: a String column is grouped (with the query) by a hash,
+# an Int64 one too (several key columns), a Float64 one by its plain values (a null group among them)
+BY_VALUES: dict[str, tuple[pl.DataType, dict[str, Any]]] = {
+    "string": (pl.String(), {group: group for group in GROUPS}),
+    "int": (pl.Int64(), {"bm25": None, "dense": 4, "mix": -1}),
+    "float": (pl.Float64(), {"bm25": 1.5, "dense": None, "mix": -2.0}),
+}
+
+
 @examples(40)
-@given(case=cases(by=True), engine=engines)
-def test_by_equals_one_call_per_group(case: Case, engine: Engine) -> None:
+@given(case=cases(by=True), engine=engines, by_kind=st.sampled_from(sorted(BY_VALUES)))
+def test_by_equals_one_call_per_group(case: Case, engine: Engine, by_kind: str) -> None:
+    """Over a String, an Int64 or a Float64 `by` column, null groups included."""
     assert case.by is not None
+    dtype, values = BY_VALUES[by_kind]
+    case = replace(case, run=case.run.with_columns(pl.col(case.by).replace_strict(values, return_dtype=dtype)))
     together = evaluate(case, engine)
     per_group = []
-    for group in sorted(case.run[case.by].unique().to_list()):
-        alone = replace(case, run=case.run.filter(pl.col(case.by) == group), by=None)
-        per_group.append(evaluate(alone, engine).select(pl.lit(group).alias(case.by), pl.all()))
+    for group in case.run[case.by].unique().sort(nulls_last=True).to_list():
+        alone = replace(case, run=case.run.filter(pl.col(case.by).eq_missing(group)), by=None)
+        per_group.append(evaluate(alone, engine).select(pl.lit(group, dtype).alias(case.by), pl.all()))
     assert_frame_equal(together, pl.concat(per_group), rel_tol=TOLERANCE, abs_tol=TOLERANCE)
 
 
