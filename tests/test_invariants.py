@@ -529,6 +529,20 @@ def measure_lists(kinds: Sequence[MeasureKind] = MEASURES, max_size: int = 7) ->
     return st.lists(measure, min_size=min(2, len(kinds)), max_size=max_size, unique_by=lambda m: m.name)
 
 
+# the measures that take a cut-off: a call of these alone, each cut off, has a largest cut-off, past which a
+# tie-averaged plan drops the tie blocks of a long tied list (`_blocks_reaching`)
+CUT_MEASURES = tuple(kind for kind in MEASURES if kind.parameter in ("cutoff", "required_cutoff"))
+AVERAGED_CUT_MEASURES = tuple(kind for kind in CUT_MEASURES if not kind.refuses_average)
+
+
+def cut_measure_lists(kinds: Sequence[MeasureKind] = CUT_MEASURES) -> st.SearchStrategy[list[Measure]]:
+    """One to four measures, every one with a finite cut-off."""
+    measure = st.sampled_from(list(kinds)).flatmap(
+        lambda kind: st.builds(Measure, st.just(kind), st.sampled_from(REQUIRED_CUTOFFS), measure_options(kind))
+    )
+    return st.lists(measure, min_size=1, max_size=4, unique_by=lambda m: m.name)
+
+
 @st.composite
 def cases(
     draw: st.DrawFn,
@@ -1132,10 +1146,8 @@ BY_VALUES: dict[str, tuple[pl.DataType, dict[str, Any]]] = {
 }
 
 
-@examples(40)
-@given(case=cases(by=True), engine=engines, by_kind=st.sampled_from(sorted(BY_VALUES)))
-def test_by_equals_one_call_per_group(case: Case, engine: Engine, by_kind: str) -> None:
-    """Over a String, an Int64 or a Float64 `by` column, null groups included."""
+def assert_by_equals_one_call_per_group(case: Case, engine: Engine, by_kind: str) -> None:
+    """The case's `by` column as `BY_VALUES[by_kind]` gives it: one call equals one call per group."""
     assert case.by is not None
     dtype, values = BY_VALUES[by_kind]
     case = replace(case, run=case.run.with_columns(pl.col(case.by).replace_strict(values, return_dtype=dtype)))
@@ -1145,6 +1157,25 @@ def test_by_equals_one_call_per_group(case: Case, engine: Engine, by_kind: str) 
         alone = replace(case, run=case.run.filter(pl.col(case.by).eq_missing(group)), by=None)
         per_group.append(evaluate(alone, engine).select(pl.lit(group, dtype).alias(case.by), pl.all()))
     assert_frame_equal(together, pl.concat(per_group), rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+
+
+@examples(40)
+@given(case=cases(by=True), engine=engines, by_kind=st.sampled_from(sorted(BY_VALUES)))
+def test_by_equals_one_call_per_group(case: Case, engine: Engine, by_kind: str) -> None:
+    """Over a String, an Int64 or a Float64 `by` column, null groups included."""
+    assert_by_equals_one_call_per_group(case, engine, by_kind)
+
+
+@examples(80)
+@given(
+    case=cases(by=True, measures=cut_measure_lists(AVERAGED_CUT_MEASURES), retrieval=False),
+    engine=engines,
+    by_kind=st.sampled_from(sorted(BY_VALUES)),
+)
+def test_by_with_tie_averaged_cut_offs_equals_one_call_per_group(case: Case, engine: Engine, by_kind: str) -> None:
+    """With tie averaging and every measure cut off, a long tied list counts only the tie blocks reaching the
+    largest cut-off, found per group: a null group's too (a join on the keys once lost them)."""
+    assert_by_equals_one_call_per_group(replace(case, ties="average"), engine, by_kind)
 
 
 @examples(10)
