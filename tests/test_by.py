@@ -342,7 +342,7 @@ def test_keys_grouped_by_their_hash_detect_a_collision(
 def test_a_null_group_of_plain_by_keys_keeps_its_tie_blocks(engine: Engine) -> None:
     """A Float `by` column is grouped by its plain values, a null one as a group of its own.  With tie
     averaging, a tied query longer than the largest cut-off counts only the tie blocks reaching it, found by a
-    join on the keys: that join dropped the null group's rows (ndcg@1 0.0, dcg@1 0.0 there)."""
+    join on the keys: that join dropped the null group's rows (every measure below was 0.0 there)."""
     frame = pl.DataFrame(
         {
             "locale": pl.Series([None, None, None, 1.0, 1.0, 1.0], dtype=pl.Float64),
