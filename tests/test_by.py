@@ -322,21 +322,91 @@ def test_weights_are_one_per_group_and_query(engine: Engine) -> None:
         engine(frame.with_columns(w=pl.int_range(pl.len()).cast(pl.Float64)), "ndcg", by="model", weight="w")
 
 
-@pytest.mark.parametrize(("by", "keys"), [("model", "'model', 'query'"), (None, "'query'")])
+def huge_query_ids(frame: pl.DataFrame) -> pl.DataFrame:
+    """The query ids as Int64 beyond 2**31: too large for a packed group's slot, so the keys are hashed."""
+    return frame.with_columns(pl.col("query").replace_strict({"q1": 2**40, "q2": -(2**40)}, return_dtype=pl.Int64))
+
+
+@pytest.mark.parametrize(
+    ("by", "keys", "frame"),
+    [
+        (["model", "locale"], "'model', 'locale', 'query'", two_models().drop_nulls("model")),
+        ("model", "'model', 'query'", huge_query_ids(two_models().drop_nulls("model"))),
+    ],
+)
 def test_keys_grouped_by_their_hash_detect_a_collision(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, by: str | None, keys: str
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, by: str | list[str], keys: str, frame: pl.DataFrame
 ) -> None:
-    """With several key columns, or one String column, the plan groups rows by a 64-bit hash of the keys; a
-    collision (two keys, one hash) must raise, never merge two queries.  Real collisions are too rare to meet
-    in a test, so the group hash is replaced by a constant: every key then collides."""
+    """With three key columns, or two whose values do not fit a packed group (an integer beyond 2**31), the
+    plan groups rows by a 64-bit hash of the keys; a collision (two keys, one hash) must raise, never merge two
+    queries.  Real collisions are too rare to meet in a test, so the group hash is replaced by a constant: every
+    key then collides."""
     from lodestar_polars import _plan
 
     monkeypatch.setattr(_plan, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
-    frame = two_models().drop_nulls("model")
     with pytest.raises(RuntimeError, match=rf"two different keys \({keys}\) share one 64-bit hash"):
         engine(frame, "ndcg", by=by)
     monkeypatch.undo()
-    assert engine(frame, "ndcg", by=by).height == (3 if by else 2)
+    assert engine(frame, "ndcg", by=by).height == 3
+
+
+@pytest.mark.parametrize("by", ["model", None])
+def test_keys_that_fit_a_packed_group_never_meet_the_hash(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, by: str | None
+) -> None:
+    """A String query, or a String `by` column beside it, is grouped by its exact codes: a hash that collides
+    for every key changes nothing."""
+    from lodestar_polars import _plan
+
+    frame = two_models().drop_nulls("model")
+    expected = engine(frame, "ndcg", by=by)
+    monkeypatch.setattr(_plan, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
+    assert_frame_equal(engine(frame, "ndcg", by=by), expected)
+
+
+# key values of each dtype for a packed group: a slot holds a category code or a non-negative integer below
+# 2**31 - 1 (2**31 - 2 the largest); a negative or larger integer is hashed instead
+BY_KEYS: dict[str, tuple[pl.DataType, list[Any]]] = {
+    "String": (pl.String(), ["a", "b", None]),
+    "Categorical": (pl.Categorical(), ["a", "b", None]),
+    "Enum": (pl.Enum(["z", "b", "a"]), ["a", "b", None]),
+    "Int8": (pl.Int8(), [-128, 127, None]),
+    "UInt8": (pl.UInt8(), [0, 255, None]),
+    "Int32": (pl.Int32(), [-(2**31), 2**31 - 1, None]),
+    "UInt64": (pl.UInt64(), [2**64 - 1, 2**31 - 2, None]),
+}
+QUERY_KEYS: dict[str, tuple[pl.DataType, list[Any]]] = {
+    "String": (pl.String(), ["q1", "q2"]),
+    "Categorical": (pl.Categorical(), ["q2", "q1"]),
+    "Int64": (pl.Int64(), [-1, 3, 2**40]),
+    "UInt32": (pl.UInt32(), [2**31 - 2, 2**31 - 1]),
+}
+
+
+@pytest.mark.parametrize("by_kind", sorted(BY_KEYS))
+@pytest.mark.parametrize("query_kind", sorted(QUERY_KEYS))
+def test_packed_and_hashed_keys_come_back_exactly(engine: Engine, by_kind: str, query_kind: str) -> None:
+    """A `by` column and a query column, each a String, Categorical, Enum or integer, are packed into one exact
+    group where their values fit and hashed where they do not: both kinds of group, and null `by` keys, in one
+    call, each key returned as given and in its dtype, no two groups merged."""
+    by_dtype, by_values = BY_KEYS[by_kind]
+    query_dtype, query_values = QUERY_KEYS[query_kind]
+    groups = [(b, q) for b in by_values for q in query_values]
+    # each group: two documents, the relevant one first (hand: ndcg 1) or second (1 / log2(3)), alternating, so
+    # that two groups merged into one would give neither value
+    expected = {group: 1.0 if i % 2 == 0 else 1 / LOG2_3 for i, group in enumerate(groups)}
+    rows = []
+    for (b, q), value in expected.items():
+        first = value == 1.0
+        rows += [(b, q, 1, 0.9 if first else 0.1), (b, q, 0, 0.1 if first else 0.9)]
+    schema = {"system": by_dtype, "query": query_dtype, "relevance": pl.Int64(), "score": pl.Float64()}
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    result = engine(frame, "ndcg", by="system")
+    assert result.schema == pl.Schema({"system": by_dtype, "query": query_dtype, "ndcg": pl.Float64()})
+    got = {(b, q): value for b, q, value in result.rows()}
+    assert got.keys() == expected.keys()
+    for group, value in expected.items():
+        assert got[group] == pytest.approx(value, abs=1e-15), group
 
 
 def test_a_null_group_of_plain_by_keys_keeps_its_tie_blocks(engine: Engine) -> None:
