@@ -352,7 +352,7 @@ def test_g_takes_a_negative_gain_as_evaluate_does() -> None:
     for ties in ("doc", "input", "reverse"):
         expression = frame.group_by("query").agg(exprs.g(ties=ties, gain=mapping, doc="doc")).sort("query")
         namespace = frame.rank_metrics.evaluate(["g"], ties=ties, gain=mapping, doc="doc").sort("query")
-        assert_series_equal(expression["g"], namespace["g"], check_exact=False, rtol=0, atol=1e-12)
+        assert_series_equal(expression["g"], namespace["g"], check_exact=False, rel_tol=0, abs_tol=1e-12)
     exprs.sdcg(k=5, max_rel=2, gain=mapping)  # sdcg clips it to min_rel, as evaluate does
 
 
