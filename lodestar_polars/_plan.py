@@ -994,7 +994,7 @@ def _group_keys(rows: pl.LazyFrame, names: _Names, checks: list[DataCheck]) -> p
     run's rows, hashed as the rows were, one row per hash.  A second consumer of the (cached) rows' keys:
     carrying the keys through the windows and taking their first value in the per-query group-by cost more
     (a fifth of a `by=` call over a String column on 2M shuffled rows, with a second hash of every row for
-    the collision check)."""
+    the collision check).  With packed groups (`_packed_group`), only the rows whose keys did not fit are read."""
     if names.packed:
         rows = rows.filter(pl.col(GROUP) >= _HASHED_BIT)
     keys = rows.select(names.keys).unique().with_columns(_key_hash(names.keys).alias(GROUP))
@@ -1002,6 +1002,24 @@ def _group_keys(rows: pl.LazyFrame, names: _Names, checks: list[DataCheck]) -> p
         keys = keys.with_columns(pl.col(GROUP) | _HASHED_BIT)
     counters = [expression for check in checks for expression in check.aggregations()]
     return keys.group_by(GROUP).agg(*(pl.col(key).first() for key in names.keys), *counters)
+
+
+def _with_group_keys(
+    per_query: pl.LazyFrame, rows: pl.LazyFrame, names: _Names, checks: list[DataCheck]
+) -> pl.LazyFrame:
+    """The per-query rows with their key values and the hash-collision counter: from the distinct keys of the
+    hashed groups (`_group_keys`), and for packed groups read back from the group itself."""
+    per_query = per_query.join(_group_keys(rows, names, checks), on=GROUP, how="left")
+    if not names.packed:
+        return per_query
+    count = len(names.keys)
+    return per_query.with_columns(
+        *(
+            pl.coalesce(_unpacked_key(index, count, dtype), key).alias(key)
+            for index, (key, dtype) in enumerate(zip(names.keys, names.dtypes, strict=True))
+        ),
+        *(pl.col(check.column).fill_null(0) for check in checks),
+    )
 
 
 def _hash_collision_check(spec: Spec, names: _Names) -> DataCheck:
@@ -1467,16 +1485,7 @@ def _flagged_per_query(
     per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms)
     key_checks = [_hash_collision_check(spec, names)] if names.hashed else []
     if names.hashed:
-        per_query = per_query.join(_group_keys(retrieved, names, key_checks), on=GROUP, how="left")
-        if names.packed:
-            count = len(names.keys)
-            per_query = per_query.with_columns(
-                *(
-                    pl.coalesce(_unpacked_key(i, count, dtype), key).alias(key)
-                    for i, (key, dtype) in enumerate(zip(names.keys, names.dtypes, strict=True))
-                ),
-                *(pl.col(c.column).fill_null(0) for c in key_checks),
-            )
+        per_query = _with_group_keys(per_query, retrieved, names, key_checks)
     if spec.repeated_over is not None:
         per_query = _count_run_rows_once(per_query, checks, spec.query.index(spec.repeated_over), names)
     if qrels is not None:

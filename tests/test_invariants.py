@@ -1137,15 +1137,16 @@ def test_every_evaluate_column_equals_its_single_method(case: Case, engine: Engi
     )
 
 
-# the `by` column's dtype, and its three groups' values: a String column is grouped (with the query) by a hash,
-# an Int64 one too (several key columns), a Float64 one by its plain values (a null group among them)
+# the `by` column's dtype, and its three groups' values: a String, Categorical or Enum column is grouped with the
+# query by their packed codes (`_plan._packed_group`; by a hash beside a composite query), an integer one too
+# where its values fit a slot (-1 and the UInt64 values from 2**31 - 1 do not: hashed), a Float64 one by its
+# plain values (a null group among them)
 BY_VALUES: dict[str, tuple[pl.DataType, dict[str, Any]]] = {
     "string": (pl.String(), {group: group for group in GROUPS}),
     "int": (pl.Int64(), {"bm25": None, "dense": 4, "mix": -1}),
     "float": (pl.Float64(), {"bm25": 1.5, "dense": None, "mix": -2.0}),
-    # packed groups (`_plan._packed_group`): a Categorical's codes, and integers beyond a slot (hashed) beside
-    # one that fits
     "categorical": (pl.Categorical(), {group: group for group in GROUPS}),
+    "enum": (pl.Enum(["mix", "dense", "bm25"]), {group: group for group in GROUPS}),
     "huge int": (pl.UInt64(), {"bm25": 2**64 - 1, "dense": 2**31 - 2, "mix": 2**31 - 1}),
 }
 
@@ -1166,7 +1167,7 @@ def assert_by_equals_one_call_per_group(case: Case, engine: Engine, by_kind: str
 @examples(40)
 @given(case=cases(by=True), engine=engines, by_kind=st.sampled_from(sorted(BY_VALUES)))
 def test_by_equals_one_call_per_group(case: Case, engine: Engine, by_kind: str) -> None:
-    """Over a String, an Int64, a Float64, a Categorical or a UInt64 `by` column, null groups included."""
+    """Over a String, an Int64, a Float64, a Categorical, an Enum or a UInt64 `by` column, null groups included."""
     assert_by_equals_one_call_per_group(case, engine, by_kind)
 
 
