@@ -30,6 +30,9 @@ Cases (each DataFrame call eager, Polars' default engine, all cores)
   evaluate: `evaluate` with 7 measures (ndcg, dcg, p, r, ap, rr, success) at 5, 10, 20 (21 columns);
   by: `ndcg(by="system", query="topic", k=10)` (the same groups as the query column: 10 systems, each with a
   tenth of the queries);
+  by_composite: `ndcg(by="system", query=["topic", "locale"], k=10)`, the query a composite key: `topic`
+  int64 (query // 20) and `locale` String ("en" or "de": (query // 10) % 2), derived before the timing (three
+  key columns, the same groups again);
   qrels: `run.rank_metrics.ndcg(qrels=qrels, doc="doc", k=10)`, the run (query, doc, score) and the
   judgments (query, doc, relevance) being the file's columns in its row order;
   exprs: `df.group_by("query").agg(exprs.ndcg(k=10))`.
@@ -124,6 +127,14 @@ def _whole(frame: pl.DataFrame) -> tuple[Any, ...]:
     return (frame,)
 
 
+def _composite_query(frame: pl.DataFrame) -> tuple[Any, ...]:
+    query = pl.col("query")
+    locale = pl.when((query // SYSTEMS) % 2 == 0).then(pl.lit("en")).otherwise(pl.lit("de"))
+    return (
+        frame.select("system", (query // (2 * SYSTEMS)).alias("topic"), locale.alias("locale"), "relevance", "score"),
+    )
+
+
 def _run_and_qrels(frame: pl.DataFrame) -> tuple[Any, ...]:
     return frame.select("query", "doc", "score"), frame.select("query", "doc", "relevance")
 
@@ -157,6 +168,14 @@ CASES = [
         _ndcg_has_parameter("by"),
         _whole,
         lambda df: df.rank_metrics.ndcg(by="system", query="topic", k=10),
+    ),
+    Case(
+        "by_composite",
+        'ndcg(by="system", query=["topic", "locale"], k=10)',
+        ("system", "query", "relevance", "score"),
+        _ndcg_has_parameter("by"),
+        _composite_query,
+        lambda df: df.rank_metrics.ndcg(by="system", query=["topic", "locale"], k=10),
     ),
     Case(
         "qrels",

@@ -3,6 +3,7 @@
     python benchmarks/by_row.py                            # 10 systems x 100k queries x 10 docs = 10M rows
     python benchmarks/by_row.py --queries 10000            # 1M rows, a smoke run
     python benchmarks/by_row.py --queries 20000 --shuffled # 2M rows in a random order (issue 21's shape)
+    python benchmarks/by_row.py --queries 20000 --shuffled --composite  # the query a composite key
 
 Method
 - Data (numpy seed 0, generated in memory, not timed): `system` String ("system_0".."system_9"), `query`
@@ -41,42 +42,58 @@ from polars.testing import assert_frame_equal
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 
+LOCALES = ["en", "de", "fr", "ja", "es"]
 
-def make_frame(systems: int, queries: int, docs: int, seed: int = 0) -> pl.DataFrame:
+
+def make_frame(systems: int, queries: int, docs: int, seed: int = 0, composite: bool = False) -> pl.DataFrame:
     rng = np.random.default_rng(seed)
     rows = systems * queries * docs
+    query = np.tile(np.repeat(np.arange(queries, dtype=np.int64), docs), systems)
+    keys = (
+        {"query": query // len(LOCALES), "locale": np.array(LOCALES)[query % len(LOCALES)]}
+        if composite
+        else {"query": query}
+    )
     return pl.DataFrame(
         {
             "system": pl.Series(np.repeat([f"system_{i}" for i in range(systems)], queries * docs)),
-            "query": np.tile(np.repeat(np.arange(queries, dtype=np.int64), docs), systems),
+            **keys,
             "relevance": rng.integers(0, 5, rows).astype(np.int8),
             "score": rng.random(rows),
         }
     )
 
 
+def query_of(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
+    return [name for name in ("query", "locale") if name in frame.collect_schema()]
+
+
 def one_call(frame: pl.DataFrame, k: int) -> pl.DataFrame:
-    return frame.rank_metrics.ndcg(by="system", k=k)
+    return frame.rank_metrics.ndcg(query=query_of(frame), by="system", k=k)
 
 
 def per_system(frame: pl.DataFrame, k: int) -> pl.DataFrame:
     systems = frame["system"].unique().sort().to_list()
     parts = [
-        frame.filter(pl.col("system") == system).rank_metrics.ndcg(k=k).select(pl.lit(system).alias("system"), pl.all())
+        frame.filter(pl.col("system") == system)
+        .rank_metrics.ndcg(query=query_of(frame), k=k)
+        .select(pl.lit(system).alias("system"), pl.all())
         for system in systems
     ]
     return pl.concat(parts)
 
 
 def one_call_parquet(path: Path, k: int) -> pl.DataFrame:
-    return pl.scan_parquet(path).rank_metrics.ndcg(by="system", k=k).collect()
+    scan = pl.scan_parquet(path)
+    return scan.rank_metrics.ndcg(query=query_of(scan), by="system", k=k).collect()
 
 
 def per_system_parquet(path: Path, systems: list[str], k: int) -> pl.DataFrame:
+    query = query_of(pl.scan_parquet(path))
     parts = [
         pl.scan_parquet(path)
         .filter(pl.col("system") == system)
-        .rank_metrics.ndcg(k=k)
+        .rank_metrics.ndcg(query=query, k=k)
         .select(pl.lit(system).alias("system"), pl.all())
         for system in systems
     ]
@@ -97,12 +114,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--shuffled", action="store_true", help="rows in a seeded random order")
+    parser.add_argument("--composite", action="store_true", help="the query a composite key: query + locale")
     args = parser.parse_args(argv)
 
-    frame = make_frame(args.systems, args.queries, args.docs)
+    frame = make_frame(args.systems, args.queries, args.docs, composite=args.composite)
     if args.shuffled:
         frame = frame.sample(fraction=1.0, shuffle=True, seed=0)
-    order = "shuffled" if args.shuffled else "ordered by system, then query"
+    order = ("shuffled" if args.shuffled else "ordered by system, then query") + (
+        "; query + locale keys" if args.composite else ""
+    )
     print(
         f"{frame.height:,} rows ({order}): {args.systems} systems x {args.queries:,} queries x {args.docs} docs, "
         f"k={args.k}; "

@@ -161,11 +161,11 @@ class _Names:
     (`_hash_collision_check`).  Key dtypes whose equal values may differ in bits (floats: -0.0 and 0.0) or that
     nest keep the plain keys.
 
-    One or two keys that are each a String, Categorical, Enum or integer (`packed`: a `by` column and an
-    integer query, or a String query) get an exact group instead wherever their codes fit (`_packed_group`), read
-    back from the group itself; only the rows whose keys do not fit (a negative or huge integer) are hashed,
-    and only their distinct keys are looked up.  Without the hash's collision check over every row's keys, a
-    `by=` call over 2M shuffled rows took a fifth less CPU.
+    One to three keys that are each a String, Categorical, Enum or integer (`packed`: a `by` column and an
+    integer query, a String query, a `by` column beside a composite query of two columns) get an exact group
+    instead wherever their codes fit (`_packed_group`), read back from the group itself; only the rows whose keys
+    do not fit (a negative or huge integer) are hashed, and only their distinct keys are looked up.  Without the
+    hash's collision check over every row's keys, a `by=` call over 2M shuffled rows took a fifth less CPU.
 
     Numbering composite keys into one integer id (unique + row index + join) was tried and dropped: that
     numbering depends on row order, and Polars may evaluate the shared input of two branches twice, so two
@@ -187,8 +187,8 @@ class _Names:
         self.docs = [doc(i) for i in range(len(spec.doc))]
         self.dtypes = [self.join_dtypes.get(name, schema[name]) for name in spec.keys]
         self.hashed = all(_hashable(d) for d in self.dtypes) and (len(self.dtypes) > 1 or self.dtypes[0] == pl.String)
-        # one or two keys, each a String, Categorical, Enum or integer: the group packs their codes (`_packed_group`)
-        self.packed = self.hashed and len(self.dtypes) <= 2 and all(_packable(d) for d in self.dtypes)
+        # up to three keys, each a String, Categorical, Enum or integer: the group packs their codes (`_packed_group`)
+        self.packed = self.hashed and len(self.dtypes) <= _MOST_PACKED_KEYS and all(_packable(d) for d in self.dtypes)
         self.group = [GROUP] if self.hashed else self.keys
 
     def joined(self, name: str) -> pl.Expr:
@@ -209,20 +209,25 @@ def _key_hash(keys: list[str]) -> pl.Expr:
     return pl.struct(keys).hash(0)
 
 
-# a packed group (`_packed_group`): two 31-bit slots, one per key; the top bit marks a group that is a hash
-_SLOT_BITS = 31
-_SLOT_SIZE = 1 << _SLOT_BITS
+# a packed group (`_packed_group`): one slot of 63 // count bits per key (31 bits for two keys, 21 for three;
+# four keys would get 15 bits, too few for most ids); the top bit marks a group that is a hash
+_MOST_PACKED_KEYS = 3
 _HASHED_BIT = 1 << 63
+
+
+def _slot_bits(count: int) -> int:
+    return 63 // max(count, 2)
 
 
 def _packable(dtype: pl.DataType) -> bool:
     return dtype.is_integer() or isinstance(dtype, (pl.String, pl.Categorical, pl.Enum))
 
 
-def _slot(name: str, dtype: pl.DataType) -> pl.Expr:
-    """A key's slot: 0 for null, else its code + 1, where the code is a String's code in Polars' global
-    Categorical (the same string, the same code, in every branch of one query), a Categorical's or an Enum's own
-    code, or a non-negative integer; null where the code does not fit the slot (a negative integer too)."""
+def _slot(name: str, dtype: pl.DataType, bits: int) -> pl.Expr:
+    """A key's slot of `bits` bits: 0 for null, else its code + 1, where the code is a String's code in Polars'
+    global Categorical (the same string, the same code, in every branch of one query), a Categorical's or an
+    Enum's own code, or a non-negative integer; null where the code does not fit the slot (a negative integer
+    too)."""
     column = pl.col(name)
     if dtype == pl.String:
         code = column.cast(pl.Categorical).to_physical().cast(pl.UInt64)
@@ -230,23 +235,30 @@ def _slot(name: str, dtype: pl.DataType) -> pl.Expr:
         code = column.to_physical().cast(pl.UInt64)
     else:
         code = pl.when(column >= 0).then(column).cast(pl.UInt64)
-    fits = column.is_null() | (code < _SLOT_SIZE - 1)
+    fits = column.is_null() | (code < (1 << bits) - 1)
     return pl.when(fits).then((code + 1).fill_null(0))
 
 
 def _packed_group(keys: list[str], dtypes: list[pl.DataType]) -> pl.Expr:
-    """One or two keys' slots side by side (`_slot`): a different group for every different key, no hash
-    collision possible; a row whose key does not fit its slot gets the keys' hash with the top bit set instead,
-    whose collisions are checked (`_group_keys`)."""
-    slots = [_slot(key, dtype) for key, dtype in zip(keys, dtypes, strict=True)]
-    packed = slots[0] if len(slots) == 1 else slots[0] * _SLOT_SIZE + slots[1]
+    """Up to three keys' slots side by side (`_slot`), the first key's highest: a different group for every
+    different key, no hash collision possible; a row whose key does not fit its slot gets the keys' hash with
+    the top bit set instead, whose collisions are checked (`_group_keys`)."""
+    bits = _slot_bits(len(keys))
+    packed: pl.Expr | None = None
+    for key, dtype in zip(keys, dtypes, strict=True):
+        slot = _slot(key, dtype, bits)
+        packed = slot if packed is None else packed * (1 << bits) + slot
+    assert packed is not None
     return packed.fill_null(_key_hash(keys) | _HASHED_BIT)
 
 
 def _unpacked_key(index: int, count: int, dtype: pl.DataType) -> pl.Expr:
     """Key `index` of `count` read back from a packed group: null where it is null or the group a hash."""
     group = pl.col(GROUP)
-    slot = group // _SLOT_SIZE if count == 2 and index == 0 else group % _SLOT_SIZE
+    bits = _slot_bits(count)
+    shift = bits * (count - 1 - index)
+    slot = group // (1 << shift) if shift else group  # the first key's slot is the highest: nothing above it
+    slot = slot % (1 << bits) if index else slot
     code = pl.when((group < _HASHED_BIT) & (slot > 0)).then(slot - 1)
     if dtype == pl.String:
         return code.cast(pl.UInt32).cat.to(pl.Categorical).cast(pl.String)

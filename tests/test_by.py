@@ -330,15 +330,20 @@ def huge_query_ids(frame: pl.DataFrame) -> pl.DataFrame:
 @pytest.mark.parametrize(
     ("by", "keys", "frame"),
     [
-        (["model", "locale"], "'model', 'locale', 'query'", two_models().drop_nulls("model")),
+        (
+            ["model", "locale", "site"],
+            "'model', 'locale', 'site', 'query'",
+            two_models().drop_nulls("model").with_columns(site=pl.lit("web")),
+        ),
+        (["model", "locale"], "'model', 'locale', 'query'", huge_query_ids(two_models().drop_nulls("model"))),
         ("model", "'model', 'query'", huge_query_ids(two_models().drop_nulls("model"))),
     ],
 )
 def test_keys_grouped_by_their_hash_detect_a_collision(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, by: str | list[str], keys: str, frame: pl.DataFrame
 ) -> None:
-    """With three key columns, or two whose values do not fit a packed group (an integer beyond 2**31), the
-    plan groups rows by a 64-bit hash of the keys; a collision (two keys, one hash) must raise, never merge two
+    """With four key columns, or two or three whose values do not fit a packed group (an integer beyond 2**40),
+    the plan groups rows by a 64-bit hash of the keys; a collision (two keys, one hash) must raise, never merge two
     queries.  Real collisions are too rare to meet in a test, so the group hash is replaced by a constant: every
     key then collides."""
     from lodestar_polars import _plan
@@ -350,12 +355,12 @@ def test_keys_grouped_by_their_hash_detect_a_collision(
     assert engine(frame, "ndcg", by=by).height == 3
 
 
-@pytest.mark.parametrize("by", ["model", None])
+@pytest.mark.parametrize("by", ["model", None, ["model", "locale"]])
 def test_keys_that_fit_a_packed_group_never_meet_the_hash(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch, by: str | None
+    engine: Engine, monkeypatch: pytest.MonkeyPatch, by: str | list[str] | None
 ) -> None:
-    """A String query, or a String `by` column beside it, is grouped by its exact codes: a hash that collides
-    for every key changes nothing."""
+    """A String query, or one or two `by` columns beside it (String, Int8), are grouped by their exact codes: a
+    hash that collides for every key changes nothing."""
     from lodestar_polars import _plan
 
     frame = two_models().drop_nulls("model")
@@ -404,6 +409,53 @@ def test_packed_and_hashed_keys_come_back_exactly(engine: Engine, by_kind: str, 
     result = engine(frame, "ndcg", by="system")
     assert result.schema == pl.Schema({"system": by_dtype, "query": query_dtype, "ndcg": pl.Float64()})
     got = {(b, q): value for b, q, value in result.rows()}
+    assert got.keys() == expected.keys()
+    for group, value in expected.items():
+        assert got[group] == pytest.approx(value, abs=1e-15), group
+
+
+# three keys get 21-bit slots: a code below 2**21 - 1 fits (2**21 - 2 the largest), 2**21 - 1 does not (it
+# would with two keys); a negative or larger integer is hashed
+THREE_KEYS: dict[str, tuple[pl.DataType, list[Any]]] = {
+    "String": (pl.String(), ["a", None, "b"]),
+    "Categorical": (pl.Categorical(), [None, "b", "a"]),
+    "Enum": (pl.Enum(["z", "b", "a"]), ["a", "b", None]),
+    "Int32": (pl.Int32(), [2**21 - 1, -1, 2**21 - 2, None]),
+    "UInt64": (pl.UInt64(), [0, 2**64 - 1, 2**21 - 2]),
+}
+
+
+@pytest.mark.parametrize("first_kind", sorted(THREE_KEYS))
+@pytest.mark.parametrize("second_kind", sorted(THREE_KEYS))
+@pytest.mark.parametrize("query_kind", ["String", "Int64"])
+def test_three_packed_and_hashed_keys_come_back_exactly(
+    engine: Engine, first_kind: str, second_kind: str, query_kind: str
+) -> None:
+    """Two `by` columns and a query column are packed into one exact group of three 21-bit slots where their
+    values fit and hashed where they do not: every group comes back with its own keys and value."""
+    first_dtype, first_values = THREE_KEYS[first_kind]
+    second_dtype, second_values = THREE_KEYS[second_kind]
+    query_dtype, query_values = (pl.String(), ["q1", "q2"]) if query_kind == "String" else (pl.Int64(), [3, 2**21 - 1])
+    groups = [(a, b, q) for a in first_values for b in second_values for q in query_values]
+    # hand, as in test_packed_and_hashed_keys_come_back_exactly: ndcg 1 or 1 / log2(3), alternating
+    expected = {group: 1.0 if i % 2 == 0 else 1 / LOG2_3 for i, group in enumerate(groups)}
+    rows = []
+    for (a, b, q), value in expected.items():
+        first = value == 1.0
+        rows += [(a, b, q, 1, 0.9 if first else 0.1), (a, b, q, 0, 0.1 if first else 0.9)]
+    schema = {
+        "one": first_dtype,
+        "two": second_dtype,
+        "query": query_dtype,
+        "relevance": pl.Int64(),
+        "score": pl.Float64(),
+    }
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    result = engine(frame, "ndcg", by=["one", "two"])
+    assert result.schema == pl.Schema(
+        {"one": first_dtype, "two": second_dtype, "query": query_dtype, "ndcg": pl.Float64()}
+    )
+    got = {(a, b, q): value for a, b, q, value in result.rows()}
     assert got.keys() == expected.keys()
     for group, value in expected.items():
         assert got[group] == pytest.approx(value, abs=1e-15), group
