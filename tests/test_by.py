@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -459,6 +460,35 @@ def test_three_packed_and_hashed_keys_come_back_exactly(
     assert got.keys() == expected.keys()
     for group, value in expected.items():
         assert got[group] == pytest.approx(value, abs=1e-15), group
+
+
+def test_three_string_keys_whose_codes_do_not_fit_are_hashed(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A String key's code is its place among the strings Polars' global Categorical holds while any column of it
+    lives: with 2**21 other strings held, the codes of new ones no longer fit a 21-bit slot, so three String keys
+    are hashed (a hash that collides for every key is caught) and still come back exactly."""
+    from lodestar_polars import _plan
+
+    held = pl.int_range(2**21, eager=True).cast(pl.String).cast(pl.Categorical)
+    fresh = f"{uuid.uuid4().hex}-"  # strings the global Categorical cannot hold yet: their codes come after
+    keys = ("model", "locale", "query")
+    frame = (
+        two_models()
+        .drop_nulls("model")
+        .select(*((fresh + pl.col(key).cast(pl.String)).alias(key) for key in keys), pl.all().exclude(keys))
+    )
+    for key in keys:  # the premise: no code fits
+        assert frame[key].cast(pl.Categorical).to_physical().min() >= 2**21 - 1, key
+    result = engine(frame, "ndcg", by=["model", "locale"])
+    # hand, as in test_per_query_layout_by_columns_first_sorted_nulls_last
+    assert result.rows() == [
+        (fresh + "a", fresh + "1", fresh + "q1", 1.0),
+        (fresh + "a", fresh + "1", fresh + "q2", pytest.approx(1 / LOG2_3)),
+        (fresh + "b", fresh + "2", fresh + "q1", pytest.approx(1 / LOG2_3)),
+    ]
+    monkeypatch.setattr(_plan, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
+    with pytest.raises(RuntimeError, match=r"two different keys \('model', 'locale', 'query'\) share one 64-bit hash"):
+        engine(frame, "ndcg", by=["model", "locale"])
+    assert held.len() == 2**21
 
 
 def test_a_null_group_of_plain_by_keys_keeps_its_tie_blocks(engine: Engine) -> None:
