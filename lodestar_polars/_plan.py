@@ -216,6 +216,7 @@ _HASHED_BIT = 1 << 63
 
 
 def _slot_bits(count: int) -> int:
+    """Bits per slot for `count` keys; one key alone (a String query) keeps the 31 bits of two."""
     return 63 // max(count, 2)
 
 
@@ -244,11 +245,10 @@ def _packed_group(keys: list[str], dtypes: list[pl.DataType]) -> pl.Expr:
     different key, no hash collision possible; a row whose key does not fit its slot gets the keys' hash with
     the top bit set instead, whose collisions are checked (`_group_keys`)."""
     bits = _slot_bits(len(keys))
-    packed: pl.Expr | None = None
-    for key, dtype in zip(keys, dtypes, strict=True):
-        slot = _slot(key, dtype, bits)
-        packed = slot if packed is None else packed * (1 << bits) + slot
-    assert packed is not None
+    first, *others = (_slot(key, dtype, bits) for key, dtype in zip(keys, dtypes, strict=True))
+    packed = first
+    for slot in others:
+        packed = packed * (1 << bits) + slot
     return packed.fill_null(_key_hash(keys) | _HASHED_BIT)
 
 
