@@ -55,6 +55,11 @@ Timing
   cpu` checks the CPU ratio instead).  On a loaded machine the CPU ratio is the steadier one: in a run of a
   revision against itself at 100k x 10 under a load average of 9-12 on 2 cores, the wall ratios spread over
   0.66-1.52 and the CPU ratios over 0.77-1.14 (26 of 28 within 0.94-1.07).
+- How many timings: even on a quiet machine (load 0.2-2.2, 2026-12-03) one call's CPU time varied by up to 30%
+  from one fresh process to the next, so the default `--repeats 3` is a quick look: a ratio within 0.90-1.10
+  from it is not a verdict.  Before calling a change slower or faster by 10% or less, time the cases in question
+  again with `--repeats 9` (as RESULTS.md's 2026-12-03 14:02 run did for the 1.11-1.16x of five cut-offs with
+  heavy ties against 0.1.0).
 """
 
 from __future__ import annotations
