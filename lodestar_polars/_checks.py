@@ -109,10 +109,17 @@ def apply_checks(
     summaries: list[pl.Expr] = []
     for index, check in enumerate(checks):
         failing = pl.col(check.column) > 0
-        keys = pl.struct(key_columns) if key_columns else pl.lit(None)
+        failing_keys = [pl.col(key).filter(failing) for key in key_columns]
+
+        def first_failing(column: pl.Expr) -> pl.Expr:
+            # the failing rows alone sorted: the first offending row in key order, whatever the frame's order
+            failing_values = column.filter(failing)
+            return failing_values.sort_by(failing_keys, nulls_last=True).first() if failing_keys else failing_values.first()
+
+        keys = first_failing(pl.struct(key_columns)) if key_columns else pl.lit(None)
         summaries.append(pl.col(check.column).sum().alias(f"__lodestar_check_{index}_total"))
-        summaries.append(keys.filter(failing).first().alias(f"__lodestar_check_{index}_where"))
-        value = pl.lit(None) if check.value is None else pl.col(check.value_column).filter(failing).first()
+        summaries.append(keys.alias(f"__lodestar_check_{index}_where"))
+        value = pl.lit(None) if check.value is None else first_failing(pl.col(check.value_column))
         summaries.append(value.alias(f"__lodestar_check_{index}_value"))
     schema = per_query.collect_schema()
 

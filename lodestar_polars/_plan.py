@@ -1278,9 +1278,7 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     per_query = per_query.with_columns(null_query.aggregations())
     output = [*names.query, *_ideal_columns(spec), *_positive_gain_columns(spec), JUDGED_RELEVANT]
     where = _describe_keys(list(spec.query), [])
-    checked = apply_checks(
-        per_query.sort(names.query, nulls_last=True), where, names.query, output, [null_query, *checks]
-    )
+    checked = apply_checks(per_query, where, names.query, output, [null_query, *checks])
     return checked.with_columns(pl.lit(True).alias(HAS_JUDGMENTS))
 
 
