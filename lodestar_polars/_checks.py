@@ -91,6 +91,15 @@ def non_finite(column: str, dtype: pl.DataType) -> pl.Expr:
     return bad
 
 
+def _first_failing(column: pl.Expr, failing: pl.Expr, key_columns: Sequence[str]) -> pl.Expr:
+    """`column` at the first failing row in key order (nulls last): the failing rows alone are sorted, so the
+    frame's own order does not matter and a frame that fails nothing sorts nothing."""
+    failing_values = column.filter(failing)
+    if not key_columns:
+        return failing_values.first()
+    return failing_values.sort_by([pl.col(key).filter(failing) for key in key_columns], nulls_last=True).first()
+
+
 def apply_checks(
     per_query: pl.LazyFrame,
     where: Callable[[dict[str, object]], str],
@@ -100,26 +109,22 @@ def apply_checks(
 ) -> pl.LazyFrame:
     """Raise the first failing check when the frame is collected; keep `output_columns` unchanged.
 
-    The frame must already hold each check's column (and value column).  The count, first offending row
-    (its `key_columns`, described by `where`) and first offending value of each check are broadcast from
-    the whole frame, so the message is the same whichever batch the engine hands the function first.
+    The frame must already hold each check's column (and value column).  The count, first offending row in
+    key order (its `key_columns`, described by `where`; nulls last) and that row's offending value of each
+    check are broadcast from the whole frame, so the message is the same whatever the frame's row order and
+    whichever batch the engine hands the function first: the frame need not be sorted.
     """
     if not checks:
         return per_query.select(output_columns)
     summaries: list[pl.Expr] = []
     for index, check in enumerate(checks):
         failing = pl.col(check.column) > 0
-        failing_keys = [pl.col(key).filter(failing) for key in key_columns]
-
-        def first_failing(column: pl.Expr) -> pl.Expr:
-            # the failing rows alone sorted: the first offending row in key order, whatever the frame's order
-            failing_values = column.filter(failing)
-            return failing_values.sort_by(failing_keys, nulls_last=True).first() if failing_keys else failing_values.first()
-
-        keys = first_failing(pl.struct(key_columns)) if key_columns else pl.lit(None)
+        keys = _first_failing(pl.struct(key_columns), failing, key_columns) if key_columns else pl.lit(None)
         summaries.append(pl.col(check.column).sum().alias(f"__lodestar_check_{index}_total"))
         summaries.append(keys.alias(f"__lodestar_check_{index}_where"))
-        value = pl.lit(None) if check.value is None else first_failing(pl.col(check.value_column))
+        value = pl.lit(None)
+        if check.value is not None:
+            value = _first_failing(pl.col(check.value_column), failing, key_columns)
         summaries.append(value.alias(f"__lodestar_check_{index}_value"))
     schema = per_query.collect_schema()
 

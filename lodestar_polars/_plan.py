@@ -364,7 +364,9 @@ def _with_judged_relevance(
 ) -> pl.LazyFrame:
     """Each run row gets its judged relevance: null when unjudged (or judged at a negative level), which
     `_with_gain_and_relevant` turns into gain 0 and not relevant, as trec_eval does."""
-    judged = _qrels_rows(qrels, spec, names).select(*names.query, *names.docs, RELEVANCE)
+    # without the raw level the select differs from the judgments side's, so Polars caches the judgments'
+    # source for both rather than one select's output (2-4% less CPU on 10M judged rows, 2026-12-03)
+    judged = _qrels_rows(qrels, spec, names, raw_level=False)
     pooled = _needs(spec, Quantity.POOLED_BEFORE)
     if pooled:  # in the qrels at any level, negative ones included
         judged = judged.with_columns(pl.lit(True).alias(POOLED))
@@ -398,12 +400,14 @@ def _joins_relevance_late(spec: Spec, judged: bool) -> bool:
     return all(m.cutoff is not None for m in spec.measures)
 
 
-def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
-    """Judgments as (query keys, docs, relevance): the raw level kept for the checks."""
+def _qrels_rows(qrels: pl.LazyFrame, spec: Spec, names: _Names, raw_level: bool = True) -> pl.LazyFrame:
+    """Judgments as (query keys, docs, relevance), with the raw level for the checks unless told not to."""
     columns = [names.joined(name).alias(internal) for name, internal in zip(spec.query, names.query, strict=True)]
     columns += [names.joined(name).alias(internal) for name, internal in zip(spec.doc, names.docs, strict=True)]
     raw = spec.relevance.expr
-    columns += [_judged_relevance(raw).alias(RELEVANCE), raw.alias(RAW_RELEVANCE)]
+    columns.append(_judged_relevance(raw).alias(RELEVANCE))
+    if raw_level:
+        columns.append(raw.alias(RAW_RELEVANCE))
     return qrels.select(columns)
 
 
@@ -1532,6 +1536,8 @@ def _flagged_per_query(
     # would otherwise sort every term and counter along
     read = [check.column for check in every_check] + [c.value_column for c in every_check if c.value is not None]
     kept = per_query.select(list(dict.fromkeys([*output, *read])))
+    # sorted before the checks' map, not after it: with the sort after it, the score forms' mean changed in its
+    # last digit with the column names (2026-12-03): its sum no longer ran in key order
     checked = apply_checks(kept.sort(names.keys, nulls_last=True), where, names.keys, output, every_check)
     return checked, names
 

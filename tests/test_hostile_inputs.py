@@ -292,6 +292,49 @@ def test_bad_judgments_raise_whatever_the_measure(method: str, qrels: pl.DataFra
     assert_raises_everywhere(RUN, method, ValueError, text, qrels=qrels, **JUDGED)
 
 
+def _many_judged_queries(seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A run and judgments over 3,000 queries q0000..q2999 (two docs each), both in shuffled row order."""
+    queries = [f"q{i:04d}" for i in range(3000) for _ in range(2)]
+    docs = ["a", "b"] * 3000
+    run = pl.DataFrame({"qid": queries, "docno": docs, "s": [0.9, 0.5] * 3000})
+    qrels = pl.DataFrame({"qid": queries, "docno": docs, "label": [1.0, 0.0] * 3000})
+    return run.sample(fraction=1.0, shuffle=True, seed=seed), qrels.sample(fraction=1.0, shuffle=True, seed=seed + 1)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_bad_judgment_is_named_by_its_first_query_in_key_order(seed: int) -> None:
+    """Two queries' judgments fail a check, the greater key first in the rows: the message names the lesser
+    ('q0100' < 'q2999'), and its offending value, on every engine and whatever order the rows come in."""
+    run, qrels = _many_judged_queries(seed)
+    duplicated = pl.DataFrame({"qid": ["q2999", "q0100"], "docno": ["b", "a"], "label": [0.0, 1.0]})
+    text = "qrels list doc 'a' twice for query 'q0100' ('qid', 'docno'); each (query, doc) pair must be judged once."
+    assert_raises_everywhere(run, "ndcg", ValueError, text, qrels=pl.concat([duplicated, qrels]), **JUDGED)
+    unreadable = pl.col("qid").is_in(["q2999", "q0100"]) & (pl.col("docno") == "b")
+    bad_labels = qrels.with_columns(label=pl.when(unreadable).then(float("nan")).otherwise(pl.col("label")))
+    text = "qrels relevance column 'label' has 2 null, NaN or infinite value(s), the first in query 'q0100'."
+    assert_raises_everywhere(run, "ndcg", ValueError, text, qrels=bad_labels, **JUDGED)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_bad_run_row_is_named_by_its_first_query_in_key_order(seed: int) -> None:
+    """The same on the run's side, with and without judgments: NaN scores and a repeated doc id in 'q2999'
+    (its rows first) and 'q0100'."""
+    run, qrels = _many_judged_queries(seed)
+    unreadable = pl.col("qid").is_in(["q2999", "q0100"]) & (pl.col("docno") == "b")
+    bad_scores = run.with_columns(s=pl.when(unreadable).then(float("nan")).otherwise(pl.col("s")))
+    text = "score column 's' has 2 null, NaN or infinite value(s), the first in query 'q0100'."
+    assert_raises_everywhere(bad_scores, "ndcg", ValueError, text, qrels=qrels, **JUDGED)
+    in_frame = {"query": "qid", "score": "s", "relevance": "label"}
+    bad_scores_in_frame = bad_scores.join(qrels, on=["qid", "docno"])
+    assert_raises_everywhere(bad_scores_in_frame, "ndcg", ValueError, text, **in_frame)
+    repeated = pl.DataFrame({"qid": ["q2999", "q0100"], "docno": ["b", "a"], "s": [0.1, 0.2]})
+    text = (
+        "query 'q0100' lists doc 'a' more than once (columns 'qid', 'docno'); a duplicated (query, doc) pair, "
+        "often from a join fan-out, would inflate the metric."
+    )
+    assert_raises_everywhere(pl.concat([repeated, run]), "ndcg", ValueError, text, qrels=qrels, **JUDGED)
+
+
 # --- 3. ties="doc" orders by the doc id's text, as trec_eval --------------------------------------------------
 
 
