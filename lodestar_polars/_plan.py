@@ -365,7 +365,8 @@ def _with_judged_relevance(
     """Each run row gets its judged relevance: null when unjudged (or judged at a negative level), which
     `_with_gain_and_relevant` turns into gain 0 and not relevant, as trec_eval does."""
     # without the raw level the select differs from the judgments side's, so Polars caches the judgments'
-    # source for both rather than one select's output (2-4% less CPU on 10M judged rows, 2026-12-03)
+    # source for both rather than one select's output (3% less CPU and peak memory in a paired probe on 10M
+    # judged rows; within noise in ab.py, 2026-12-03: benchmarks/RESULTS.md)
     judged = _qrels_rows(qrels, spec, names, raw_level=False)
     pooled = _needs(spec, Quantity.POOLED_BEFORE)
     if pooled:  # in the qrels at any level, negative ones included
