@@ -28,13 +28,16 @@ class DataCheck:
     """A counter that must be 0 on every row of a per-query frame, and the error to raise when it is not.
 
     `count` is evaluated where the check is placed (an aggregation over a query's rows, or an expression over
-    the per-query frame); `value`, when set, gives an offending value to quote.
+    the per-query frame); `value`, when set, gives an offending value to quote.  `failing`, set by `row_check`,
+    is the per-row condition that `count` counts: such a check can be counted over its query's failing rows
+    alone, and `value` reads only those.
     """
 
     column: str
     count: pl.Expr
     make_error: MakeError
     value: pl.Expr | None = None
+    failing: pl.Expr | None = None
 
     @property
     def value_column(self) -> str:
@@ -46,6 +49,11 @@ class DataCheck:
         if self.value is not None:
             expressions.append(self.value.alias(self.value_column))
         return expressions
+
+
+def row_check(column: str, failing: pl.Expr, make_error: MakeError, value: pl.Expr | None = None) -> DataCheck:
+    """A check over a query's rows that counts the rows where `failing` holds (`value` must read only those)."""
+    return DataCheck(column, failing.sum(), make_error, value, failing)
 
 
 def describe(value: object) -> str:

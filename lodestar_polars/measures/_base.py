@@ -388,6 +388,9 @@ class Definition:
       not the grades'.
     - `scaled_by_log_base`: its value is a sum of discounts 1 / log_b(position + 1), so a log base b below 1
       makes them negative and swaps its best and worst orders: the tie bounds are then refused.
+    - `reads_within_cutoff`: with a finite cut-off k, its terms read only the rows ranked within k (in the run's
+      order; its ideal DCG, in the ideal order), and it reads no other per-query count of rows (`ROWS`, R): when
+      every measure of a call does, the per-query group-by reads only the rows within the call's largest cut-off.
     - `row_checks` / `query_checks`: data checks of its own, counted over a query's rows / on the per-query rows.
     - `running`: per-row running products and sums in position order (`Running`) its terms read.
     - `options`: its numeric options (`Option`, written `name(option=value,...)`; one without default is
@@ -419,6 +422,7 @@ class Definition:
     refuses_bounds_with_judgments: str | None = None
     orders_by_grade: bool = False
     scaled_by_log_base: bool = False
+    reads_within_cutoff: bool = False
     derived: Callable[[Context, int | None], list[Derived]] = field(default=_no_derived)
     row_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)
     query_checks: Callable[[Context], list[DataCheck]] = field(default=_no_checks)

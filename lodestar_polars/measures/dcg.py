@@ -63,4 +63,5 @@ MEASURE = Definition(
     bounds=(0.0, float("inf")),
     negative_gain_bounds=(-float("inf"), float("inf")),
     scaled_by_log_base=True,
+    reads_within_cutoff=True,
 )

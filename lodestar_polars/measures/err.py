@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message
+from .._checks import DataCheck, message, row_check
 from ._base import (
     CONTINUATION,
     ERR_MAX_GRADE,
@@ -66,9 +66,9 @@ def row_checks(context: Context) -> list[DataCheck]:
     grade = pl.col(RELEVANCE).cast(pl.Float64)
     outside = (grade < 0) | (grade > ERR_MAX_GRADE)
     return [
-        DataCheck(
+        row_check(
             f"{PREFIX}err_grade",
-            outside.sum(),
+            outside,
             message(
                 ValueError,
                 f"relevance {{value}} (query {{query}}) is outside ERR's grades 0..{ERR_MAX_GRADE}: its stopping "

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message
+from .._checks import DataCheck, message, row_check
 from . import dcg
 from ._base import PREFIX, RELEVANCE, Context, Definition, NoRelevant, Quantity, Spelling, cut_at, ideal_dcg
 
@@ -42,9 +42,9 @@ def row_checks(context: Context) -> list[DataCheck]:
     if context.judged:
         return []
     return [
-        DataCheck(
+        row_check(
             f"{PREFIX}negative_relevance",
-            (pl.col(RELEVANCE).cast(pl.Float64) < 0).sum(),
+            pl.col(RELEVANCE).cast(pl.Float64) < 0,
             message(ValueError, "ndcg_score should not be used on negative y_true values."),
         )
     ]
@@ -68,5 +68,6 @@ MEASURE = Definition(
     bounds=(0.0, 1.0),
     negative_gain_bounds=(-float("inf"), 1.0),
     no_relevant=NoRelevant(_no_relevant, _reason),
+    reads_within_cutoff=True,
     row_checks=row_checks,
 )

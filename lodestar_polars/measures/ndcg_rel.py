@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message
+from .._checks import DataCheck, message, row_check
 from . import dcg
 from ._base import (
     CUMULATIVE_DCG,
@@ -68,9 +68,9 @@ def row_checks(context: Context) -> list[DataCheck]:
         return []
     negative = pl.col(GAIN) < 0
     return [
-        DataCheck(
+        row_check(
             f"{PREFIX}ndcg_rel_negative_gain_bound",
-            negative.sum(),
+            negative,
             message(
                 ValueError,
                 f"ndcg_rel with ties={context.ties!r}: query {{query}} retrieves a document of negative gain "
