@@ -21,7 +21,10 @@ query of n rows:
    ideal position and discount.  With ties="optimistic"/"pessimistic", the measures reading the gain and
    those counting relevant rows may order a tie block differently: the latter get positions of their own.
 2. Deterministic tie modes: each term's row form, summed (or its least value taken) in one group-by on the
-   keys, with the relevant count, the ideal DCG and the data checks.
+   keys, with the relevant count, the ideal DCG and the data checks.  When every measure of the call has a
+   cut-off and reads only the rows within it (ndcg, dcg: `_rows_within_cutoffs`), that group-by reads only
+   the rows ranked within the largest cut-off in the run's or the ideal order, and the row checks are counted
+   over each query's failing rows, found among every row (`_with_row_checks`).
 3. `ties="average"`: the exact expectation over every order of the tied documents (McSherry & Najork, ECIR
    2008; scikit-learn's tie averaging for DCG).  The rows sharing a score form a block covering positions
    s+1..s+n, whatever order an ordinal rank deals them in, so block sums of per-position quantities are
@@ -790,9 +793,11 @@ def _aggregate(
     the discounts, which each branch computes from its own rows (`_with_discounts`)."""
     terms = _terms(spec, judged)
     averaged = _averages_blocks(spec, judged)
-    largest = _largest_cutoff(spec)
     forked = averaged and terms_rows is None  # `_flagged_per_query` left the discounts out exactly then
-    within = _rows_within_cutoffs(spec, judged, checks) if terms_rows is None else None
+    # the row checks counted apart (`_with_row_checks`), and no group-by over every row: over the rows within the
+    # largest cut-off without judgments, over the judged rows that count with them (`_reads_within_cutoffs`)
+    apart = _reads_within_cutoffs(spec, checks) and (terms_rows is None or (judged and not retrieved_in_terms))
+    within = _rows_within_cutoffs(spec, judged) if apart and terms_rows is None else None
     every_row = rows
     if forked:
         # read by up to four branches: an explicit cache of the windows' output (else Polars' common-plan cache
@@ -810,7 +815,7 @@ def _aggregate(
         if not (every_row_by_block and term.block is not None)
     ]
     retrieved = [pl.len().alias(ROWS)]
-    extra = [] if retrieved_in_terms or within is not None else [*retrieved]
+    extra = [] if retrieved_in_terms or apart else [*retrieved]
     if _needs(spec, Quantity.RELEVANT_COUNT) and not judged:
         extra.append(pl.col(RELEVANT).sum().cast(pl.Float64).alias(RELEVANT_COUNT))
     if spec.weight is not None:
@@ -821,28 +826,49 @@ def _aggregate(
         extra += _ideal_err_terms(spec)
     if _needs(spec, Quantity.IDEAL_PREFIXES) and not judged:
         extra += _positive_gains()
-    counters = [expression for check in checks for expression in check.aggregations()]
-    if within is not None:
-        per_query = rows.group_by(names.group).agg(*per_row, *extra)
-        per_query = _with_row_checks(per_query, every_row, names, checks)
-    elif terms_rows is None:
+    counters = [] if apart else [expression for check in checks for expression in check.aggregations()]
+    per_query: pl.LazyFrame | None
+    if terms_rows is None:
         per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
     else:
-        per_query = rows.group_by(names.group).agg(*extra, *counters)
+        # with the checks apart nothing else is counted over every row (`extra` is empty: no weight, no R)
+        per_query = rows.group_by(names.group).agg(*extra, *counters) if extra or counters else None
         per_row += retrieved if retrieved_in_terms else []
         if per_row:
             row_totals = terms_rows.group_by(names.group).agg(per_row)
-            per_query = per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
-    if not averaged:
-        return per_query
+            per_query = (
+                row_totals
+                if per_query is None
+                else per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
+            )
+    if averaged:
+        per_query = _with_blocks(per_query, forked_rows if forked else terms_rows, spec, names, judged, forked)
+    assert per_query is not None  # a judged call has a term with no block form, or is tie-averaged
+    return _with_row_checks(per_query, every_row, names, checks) if apart else per_query
+
+
+def _with_blocks(
+    per_query: pl.LazyFrame | None,
+    rows: pl.LazyFrame | None,
+    spec: Spec,
+    names: _Names,
+    judged: bool,
+    forked: bool,
+) -> pl.LazyFrame:
+    """The per-query terms' block parts added (`_aggregate`): `rows` are the rows that count (relevance joined
+    late), whose blocks carry every block term, or (`forked`) the windows' output, whose tied queries' blocks do.
+    Without `per_query` (the checks apart, every term by block), the blocks' totals are the per-query rows."""
+    assert rows is not None
+    terms = _terms(spec, judged)
+    largest = _largest_cutoff(spec)
     # the blocks: every row that counts (relevance joined late), or those of the queries holding a tie
-    if terms_rows is not None:
-        tied = terms_rows
+    if not forked:
+        tied = rows
     elif largest is None:
-        tied = _with_discounts(forked_rows.filter(pl.col(TIED)), spec, judged)
+        tied = _with_discounts(rows.filter(pl.col(TIED)), spec, judged)
     else:
-        reaching = _blocks_reaching(forked_rows, largest, names)
-        tied = _with_discounts(pl.concat([forked_rows.filter(pl.col(TIED)), reaching]), spec, judged)
+        reaching = _blocks_reaching(rows, largest, names)
+        tied = _with_discounts(pl.concat([rows.filter(pl.col(TIED)), reaching]), spec, judged)
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
     blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(terms))
@@ -850,22 +876,29 @@ def _aggregate(
     block_totals = blocks.group_by(names.group).agg(
         _reduce(pl.col(_block(name)), least) for name, (_, least) in per_block.items()
     )
-    joined = per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
-    added = [_added(name, least, every_row_by_block).alias(name) for name, (_, least) in per_block.items()]
+    if per_query is None:
+        joined = block_totals
+    else:
+        joined = per_query.join(block_totals, on=names.group, how="left", nulls_equal=True)
+    added = [_added(name, least, not forked).alias(name) for name, (_, least) in per_block.items()]
     return joined.with_columns(added).drop(_block(name) for name in per_block)
 
 
-def _rows_within_cutoffs(spec: Spec, judged: bool, checks: list[DataCheck]) -> pl.Expr | None:
-    """The rows the per-query group-by needs when every measure of the call has a finite cut-off and reads only
-    the rows within it (`Definition.reads_within_cutoff`), without weights, and every row check counts failing
-    rows (`DataCheck.failing`; `_with_row_checks` counts them over every row): those ranked within the largest
-    cut-off, in the run's order or, for the ideal DCG, the ideal order.  None: every row.  On 100 documents a
-    query and a largest cut-off of 10 or 20, the group-by then reads a fifth to a third of the rows."""
+def _reads_within_cutoffs(spec: Spec, checks: list[DataCheck]) -> bool:
+    """Every measure of the call has a finite cut-off and reads only the rows within it
+    (`Definition.reads_within_cutoff`), there is no weight, and every row check counts failing rows
+    (`DataCheck.failing`): the per-query sums then need only the rows within the largest cut-off
+    (`_rows_within_cutoffs`), and the row checks are counted apart over every row (`_with_row_checks`)."""
+    if _largest_cutoff(spec) is None or spec.weight is not None or any(check.failing is None for check in checks):
+        return False
+    return all(definition.reads_within_cutoff for definition, _ in _definitions(spec))
+
+
+def _rows_within_cutoffs(spec: Spec, judged: bool) -> pl.Expr:
+    """The rows ranked within the largest cut-off, in the run's order or, for the ideal DCG, the ideal order.
+    On 100 documents a query and a largest cut-off of 10 or 20, a fifth to a third of the rows."""
     largest = _largest_cutoff(spec)
-    if largest is None or spec.weight is not None or any(check.failing is None for check in checks):
-        return None
-    if not all(definition.reads_within_cutoff for definition, _ in _definitions(spec)):
-        return None
+    assert largest is not None
     within = pl.col(POSITION) <= largest
     if _splits_positions(spec):
         within = within | (pl.col(RELEVANT_POSITION) <= largest)
@@ -878,13 +911,14 @@ def _with_row_checks(
     per_query: pl.LazyFrame, rows: pl.LazyFrame, names: _Names, checks: list[DataCheck]
 ) -> pl.LazyFrame:
     """The per-query rows with the row checks' counters, counted over every row's failing rows (usually none:
-    a filter over every row and a group-by over what it keeps) and joined on; a query failing none counts 0."""
+    a filter over every row and a group-by over what it keeps) and joined on; a query failing none counts 0.
+    A full join: a query none of whose rows `per_query` read (every score null: no position) still fails."""
     if not checks:
         return per_query
     failing = [check.failing for check in checks if check.failing is not None]
     counters = [expression for check in checks for expression in check.aggregations()]
     counts = rows.filter(pl.any_horizontal(failing)).group_by(names.group).agg(counters)
-    per_query = per_query.join(counts, on=names.group, how="left", nulls_equal=True)
+    per_query = per_query.join(counts, on=names.group, how="full", coalesce=True, nulls_equal=True)
     return per_query.with_columns(pl.col(check.column).fill_null(0) for check in checks)
 
 

@@ -138,3 +138,19 @@ def test_long_tied_queries_match_scikit_learn_at_every_cutoff(engine: str, k: in
         assert row[f"ndcg@{k}"].item() == pytest.approx(ndcg_score(y_true, y_score, k=k), rel=1e-12)
         assert row["ndcg@2"].item() == pytest.approx(ndcg_score(y_true, y_score, k=2), rel=1e-12)
         assert row[f"dcg@{k}"].item() == pytest.approx(dcg_score(y_true, y_score, k=k), rel=1e-12)
+
+
+@pytest.mark.parametrize("by", [None, "system"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_query_with_no_ranked_row_is_still_checked(engine: str, by: str | None) -> None:
+    # every score and label of query 7 null: none of its rows has a position in either order, so the group-by
+    # over the rows within the cut-off never sees the query; its checks must still name it
+    frame = _frame().with_columns(
+        pl.when(pl.col("query") == BAD_QUERY).then(None).otherwise(pl.col(name)).alias(name)
+        for name in ("score", "relevance")
+    )
+    options: dict[str, Any] = {"k": 1} if by is None else {"k": 1, "by": by}
+    text = f"score column 'score' has {DOCS} null, NaN or infinite value(s), the first in query {_where(options)}."
+    with pytest.raises(ValueError) as raised:
+        _call(frame, engine, "ndcg", **options)
+    assert str(raised.value) == text
