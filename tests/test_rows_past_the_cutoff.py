@@ -154,3 +154,54 @@ def test_a_query_with_no_ranked_row_is_still_checked(engine: str, by: str | None
     with pytest.raises(ValueError) as raised:
         _call(frame, engine, "ndcg", **options)
     assert str(raised.value) == text
+
+
+def _run_and_judgments(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    return frame.select("query", "doc", "system", "score"), frame.select("query", "doc", "relevance")
+
+
+def _judged_call(run: pl.DataFrame, qrels: pl.DataFrame, engine: str, **options: Any) -> pl.DataFrame:
+    if engine == "eager":
+        return run.rank_metrics.ndcg(qrels=qrels, doc="doc", **options)
+    return run.lazy().rank_metrics.ndcg(qrels=qrels.lazy(), doc="doc", **options).collect(engine=engine)
+
+
+@pytest.mark.parametrize("by", [None, "system"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_with_judgments_a_bad_score_past_the_cutoff_is_found(engine: str, by: str | None) -> None:
+    # with qrels= and cut-offs the relevance is joined onto the rows that can count only, and no group-by reads
+    # every run row: the row checks, counted over the failing rows, must still see this one
+    run, qrels = _run_and_judgments(_with_bad_last_row("score", float("-inf")))
+    options: dict[str, Any] = {"k": [1, 3]} if by is None else {"k": [1, 3], "by": by}
+    text = f"score column 'score' has 1 null, NaN or infinite value(s), the first in query {_where(options)}."
+    with pytest.raises(ValueError) as raised:
+        _judged_call(run, qrels, engine, **options)
+    assert str(raised.value) == text
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_with_judgments_a_repeated_run_doc_past_the_cutoff_is_found(engine: str) -> None:
+    frame = _frame()
+    repeated = frame.filter((pl.col("query") == BAD_QUERY) & (pl.col("doc") == DOCS - 1))
+    run, _ = _run_and_judgments(pl.concat([frame, repeated]))
+    _, qrels = _run_and_judgments(frame)  # each (query, doc) judged once: only the run repeats one
+    text = (
+        f"query {BAD_QUERY} lists doc {DOCS - 1} more than once (columns 'query', 'doc'); a duplicated (query, doc) "
+        "pair, often from a join fan-out, would inflate the metric."
+    )
+    with pytest.raises(ValueError) as raised:
+        _judged_call(run, qrels, engine, k=1)
+    assert str(raised.value) == text
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("k", [1, 10, 40])
+def test_with_judgments_long_tied_queries_match_scikit_learn(engine: str, k: int) -> None:
+    # every run doc judged: trec_eval's ndcg over the judgments is then scikit-learn's over the frame
+    frame = _frame()
+    run, qrels = _run_and_judgments(frame)
+    got = _judged_call(run, qrels, engine, k=k)
+    for query, rows in frame.sort("doc").group_by("query", maintain_order=True):
+        y_true, y_score = rows["relevance"].to_numpy()[None, :], rows["score"].to_numpy()[None, :]
+        value = got.filter(pl.col("query") == query[0])[f"ndcg@{k}"].item()
+        assert value == pytest.approx(ndcg_score(y_true, y_score, k=k), rel=1e-12)
