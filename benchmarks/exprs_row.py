@@ -29,7 +29,6 @@ Method
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import subprocess
 import time
@@ -37,6 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
+from _timing import cpu_seconds
 from polars.testing import assert_frame_equal
 
 import lodestar_polars  # noqa: F401  registers .rank_metrics
@@ -54,11 +54,6 @@ def frame(queries: int, docs: int, shuffle: bool, tied: bool = False) -> pl.Data
         }
     )
     return df[np.random.default_rng(1).permutation(rows)] if shuffle else df
-
-
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def load() -> str:

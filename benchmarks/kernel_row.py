@@ -14,26 +14,21 @@ from __future__ import annotations
 
 import functools
 import os
-import resource
 import time
 from collections.abc import Callable
 
 import numpy as np
 import polars as pl
+from _timing import cpu_seconds
 from limit_kernel import ndcg as kernel_ndcg
 
 import lodestar_polars  # noqa: F401  (registers the namespace)
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def _time(call: Callable[[], object], samples: list[tuple[float, float]]) -> None:
-    cpu, wall = _cpu(), time.perf_counter()
+    cpu, wall = cpu_seconds(), time.perf_counter()
     call()
-    samples.append((time.perf_counter() - wall, _cpu() - cpu))
+    samples.append((time.perf_counter() - wall, cpu_seconds() - cpu))
 
 
 def _kernel(grouped: bool, query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> object:

@@ -18,20 +18,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import time
 from collections.abc import Callable
 
 import numpy as np
 import polars as pl
+from _timing import cpu_seconds
 
 QUERY = pl.col("query")
-
-
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _position(name: str) -> pl.Expr:
@@ -90,9 +85,9 @@ def main() -> None:
         call()
     for _ in range(args.repeats):
         for name, call in variants.items():
-            cpu, wall = _cpu(), time.perf_counter()
+            cpu, wall = cpu_seconds(), time.perf_counter()
             call()
-            samples[name].append((time.perf_counter() - wall, _cpu() - cpu))
+            samples[name].append((time.perf_counter() - wall, cpu_seconds() - cpu))
     base = statistics.median(cpu for _, cpu in samples["windows"])
     print("| variant | wall s | CPU s | CPU / windows |")
     print("|---|---|---|---|")

@@ -15,21 +15,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import time
 from pathlib import Path
 
 import numpy as np
+from _timing import cpu_seconds
 
 from lodestar_polars.io import scan_trec_run
 
 DATA = Path(__file__).resolve().parent / "data"
-
-
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def run_file(lines: int) -> Path:

@@ -944,8 +944,9 @@ def _in_tied_query(names: _Names, spec: Spec) -> pl.Expr:
     """Null when a row's query holds no two rows of one score; else whether every row of the query can count
     (no cut-off, or no more rows than the largest one), or only the tie blocks reaching the largest cut-off
     (`_blocks_reaching`).  A tied query's rows go to the block group-by (a row in no tie as a block of one).
-    Per query, not per row (`is_duplicated`): beside the two rank windows, counting distinct scores added
-    0.11 s of CPU on 100k x 100 rows and 0.16 s on 1M x 10, flagging the tied rows 0.32 s and 0.72 s."""
+    Per query, not per row (`is_duplicated`): beside the two rank windows on 1M x 10 rows, counting distinct
+    scores added 0.50 s of CPU, flagging the tied rows per query 0.84 s (benchmarks/RESULTS.md, 2026-12-05
+    12:40-13:15; `benchmarks/sorted_path_row.py` times the flag at 26% of the window context there)."""
     largest = _largest_cutoff(spec)
     every_row = pl.lit(True) if largest is None else pl.len() <= largest
     return pl.when(pl.col(SCORE).n_unique() < pl.len()).then(every_row).over(names.group)
