@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import polars as pl
 
 from ._checks import DataCheck, apply_checks, describe, message, non_finite, quoted
+from ._exact_sum import exact_sum_parts, with_exact_totals
 from ._spec import MEASURE_NAMES, MEASURE_PATTERN, NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
 from .measures import REGISTRY
 from .measures._base import GEOMETRIC_FLOOR, Summary
@@ -94,8 +95,8 @@ def sum_aggregations(
     for index, (metric, summary) in enumerate(zip(metrics, kinds, strict=True)):
         entered = scored & pl.col(metric).is_not_null()
         added = weight * summand(pl.col(metric), summary)
-        aggregations.append(added.filter(entered).sum().alias(weighted_sum(index)))
-        aggregations.append(weight.filter(entered).sum().cast(pl.Float64).alias(weight_sum(index)))
+        aggregations += exact_sum_parts(pl.when(entered).then(added), weighted_sum(index))
+        aggregations += exact_sum_parts(pl.when(entered).then(weight), weight_sum(index))
         aggregations.append(entered.sum().cast(pl.UInt32).alias(entered_count(index)))
     first_entered = scored & pl.col(metrics[0]).is_not_null()
     aggregations.append(first_entered.sum().cast(pl.UInt32).alias(QUERIES))
@@ -126,6 +127,7 @@ def finish_means(
     metric (its mean, geometric mean or sum: `summaries`, None: `summary_of` each name), `queries`,
     `weight_sum` (and `queries_without_judgments`), sorted by group; checked (`checks` first: counters the
     sums already hold, per group)."""
+    sums = with_exact_totals(sums)  # the weighted sums' partial totals (`sum_aggregations`), added up
     kinds = list(summaries) if summaries is not None else [summary_of(metric) for metric in metrics]
     means = [
         positive_zero(summarised(pl.col(weighted_sum(i)), pl.col(weight_sum(i)), summary)).alias(metric)

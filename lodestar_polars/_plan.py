@@ -68,6 +68,7 @@ import polars as pl
 
 from . import _mean
 from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite, quoted, row_check
+from ._exact_sum import exact_sum, exact_sum_parts, with_exact_totals
 from ._spec import Measure, Spec, join_dtype
 from .measures import REGISTRY, Definition, Quantity
 from .measures._base import (
@@ -642,8 +643,9 @@ def _ideal_err_terms(spec: Spec) -> list[pl.Expr]:
     position = pl.col(ERR_IDEAL_POSITION)
     found = stopping_probability(pl.col(RELEVANCE)) * pl.col(ERR_IDEAL_CONTINUATION) / position.cast(pl.Float64)
     return [
-        cut(found, ERR_IDEAL_POSITION, cutoff).sum().alias(ideal_err(cutoff))
+        part
         for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_ERR)
+        for part in exact_sum_parts(cut(found, ERR_IDEAL_POSITION, cutoff), ideal_err(cutoff))
     ]
 
 
@@ -670,7 +672,7 @@ def _positive_gains() -> list[pl.Expr]:
     gain = pl.col(GAIN)
     return [
         (gain > 0).sum().cast(pl.Float64).alias(POSITIVE_GAINS),
-        gain.filter(gain > 0).sum().alias(POSITIVE_GAIN_TOTAL),
+        *exact_sum_parts(pl.when(gain > 0).then(gain), POSITIVE_GAIN_TOTAL),
         gain.filter(gain > 0).n_unique().cast(pl.Float64).alias(BOUNDARIES),
     ]
 
@@ -751,8 +753,9 @@ def _ideal_terms(spec: Spec) -> list[pl.Expr]:
     under linear or exponential gains) adding nothing: trec_eval's ideal stops at the first gain <= 0."""
     gain = pl.col(GAIN).clip(lower_bound=0.0)
     return [
-        (gain * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff)).sum().alias(ideal_dcg(cutoff))
+        part
         for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)
+        for part in exact_sum_parts(gain * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff), ideal_dcg(cutoff))
     ]
 
 
@@ -810,9 +813,12 @@ def _aggregate(
         rows = rows.filter(within)
     every_row_by_block = averaged and terms_rows is not None
     per_row = [
-        _reduce(_alone(term.row) if averaged and term.block is not None else term.row, term.least).alias(name)
+        aggregation
         for name, term in terms.items()
         if not (every_row_by_block and term.block is not None)
+        for aggregation in _reduce(
+            _alone(term.row) if averaged and term.block is not None else term.row, term.least, name
+        )
     ]
     retrieved = [pl.len().alias(ROWS)]
     extra = [] if retrieved_in_terms or apart else [*retrieved]
@@ -829,13 +835,13 @@ def _aggregate(
     counters = [] if apart else [expression for check in checks for expression in check.aggregations()]
     per_query: pl.LazyFrame | None
     if terms_rows is None:
-        per_query = rows.group_by(names.group).agg(*per_row, *extra, *counters)
+        per_query = with_exact_totals(rows.group_by(names.group).agg(*per_row, *extra, *counters))
     else:
         # with the checks apart nothing else is counted over every row (`extra` is empty: no weight, no R)
-        per_query = rows.group_by(names.group).agg(*extra, *counters) if extra or counters else None
+        per_query = with_exact_totals(rows.group_by(names.group).agg(*extra, *counters)) if extra or counters else None
         per_row += retrieved if retrieved_in_terms else []
         if per_row:
-            row_totals = terms_rows.group_by(names.group).agg(per_row)
+            row_totals = with_exact_totals(terms_rows.group_by(names.group).agg(per_row))
             per_query = (
                 row_totals
                 if per_query is None
@@ -874,8 +880,11 @@ def _with_blocks(
     blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(terms))
     blocks = blocks.select(*names.group, *(block.alias(_block(name)) for name, (block, _) in per_block.items()))
     block_totals = blocks.group_by(names.group).agg(
-        _reduce(pl.col(_block(name)), least) for name, (_, least) in per_block.items()
+        aggregation
+        for name, (_, least) in per_block.items()
+        for aggregation in _reduce(pl.col(_block(name)), least, _block(name))
     )
+    block_totals = with_exact_totals(block_totals)
     if per_query is None:
         joined = block_totals
     else:
@@ -971,8 +980,10 @@ def _alone(row: pl.Expr) -> pl.Expr:
     return pl.when(pl.col(TIED).is_null()).then(row)
 
 
-def _reduce(value: pl.Expr, least: bool) -> pl.Expr:
-    return value.min() if least else value.sum()
+def _reduce(value: pl.Expr, least: bool, name: str) -> list[pl.Expr]:
+    """A term's per-query aggregation named `name`: its least value, or its sum, exact whatever the rows' order
+    (as partial totals that `with_exact_totals` adds up after the group-by)."""
+    return [value.min().alias(name)] if least else exact_sum_parts(value, name)
 
 
 def _block(name: str) -> str:
@@ -1348,7 +1359,7 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     if _needs(spec, Quantity.IDEAL_PREFIXES):
         aggregations += _positive_gains()
     counters = [expression for check in checks for expression in check.aggregations()]
-    per_query = rows.group_by(names.query).agg(*aggregations, *counters)
+    per_query = with_exact_totals(rows.group_by(names.query).agg(*aggregations, *counters))
     null_query = DataCheck(
         f"{_P}qrels_null_queries",
         pl.any_horizontal(pl.col(k).is_null() for k in names.query).cast(pl.UInt32),
@@ -1455,7 +1466,7 @@ def _with_running(
     in_batch: set[str] = set()
     for column in running.values():
         if column.operation == "block_sum":
-            window = column.value.sum().over([*names.group, SCORE])
+            window = exact_sum(column.value).over([*names.group, SCORE])
         elif column.operation == "block_least":
             window = column.value.min().over([*names.group, SCORE])
         else:
