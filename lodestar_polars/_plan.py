@@ -316,7 +316,7 @@ def _cutoffs_needing(spec: Spec, quantity: Quantity) -> list[int | None]:
 
 
 def _context(spec: Spec, judged: bool) -> Context:
-    return Context(spec.ties, judged, _threshold_position(spec), spec.threshold, spec.no_relevant)
+    return Context(spec.ties, judged, _threshold_position(spec), spec.threshold, spec.no_relevant, spec.relevance.name)
 
 
 # --- reading the rows ---------------------------------------------------------------------------------------
