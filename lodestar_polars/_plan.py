@@ -69,7 +69,6 @@ import polars as pl
 from . import _mean
 from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite, quoted, row_check
 from ._spec import Measure, Spec, join_dtype
-from .measures import REGISTRY, Definition, Quantity
 from .measures._base import (
     BLOCK_SIZE,
     BLOCK_START,
@@ -106,8 +105,10 @@ from .measures._base import (
     ROWS,
     TIED,
     Context,
+    Definition,
     Derived,
     NoRelevant,
+    Quantity,
     Running,
     Term,
     cut,
@@ -117,6 +118,7 @@ from .measures._base import (
     stopping_probability,
     unjudged,
 )
+from .measures._registry import REGISTRY
 
 _P = PREFIX
 SCORE = f"{_P}score"

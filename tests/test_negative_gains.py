@@ -343,7 +343,7 @@ def test_the_refusal_names_exactly_the_measures_a_negative_gain_changes() -> Non
     """rbp's refusal lists the measures that take negative gains; which those are is found here by behaviour:
     each gain-family measure of the registry scored with label 1 at gain -1 and at gain 0 (the values of the
     ones that take it differ; sdcg clips -1 to its min_rel 0, so its values agree, as its note says)."""
-    from lodestar_polars.measures import REGISTRY
+    from lodestar_polars.measures._registry import REGISTRY
 
     assert {name for name, d in REGISTRY.items() if d.family == "gain"} == set(GAIN_MEASURE_SPELLINGS)
     frame = ranked([1, 0, 2, 1])
