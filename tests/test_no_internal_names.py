@@ -8,13 +8,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 
 import lodestar_polars
-from lodestar_polars import RankMetricsFrame, RankMetricsLazyFrame, exprs, io, partitions, plot, sklearn
+from lodestar_polars import RankMetricsFrame, RankMetricsLazyFrame, cli, exprs, io, partitions, plot, sklearn
 
 # a name starting with an underscore, not inside a word: `_RankMetrics`, `__lodestar_x`, `lodestar_polars._spec`
 INTERNAL = re.compile(r"(?<![A-Za-z0-9])_+[A-Za-z]\w*")
@@ -142,6 +143,39 @@ def test_function_errors_name_no_internal(what: str, run: Callable[[], object]) 
     pytest.importorskip("altair")  # plot
     message = _message(run)
     assert message is not None, f"{what}: no error raised"
+    assert _internal_names([message]) == []
+
+
+CLI_CALLS: list[tuple[str, list[str]]] = [
+    ("an unknown measure", ["evaluate", "{run}", "-m", "ndgc@10"]),
+    ("a cut-off of 0", ["evaluate", "{run}", "-m", "ndcg@0"]),
+    ("a missing column", ["evaluate", "{run}", "--relevance", "label"]),
+    ("a negative label", ["evaluate", "{negative}", "-m", "ndcg@3"]),
+    ("a null score", ["evaluate", "{null_score}"]),
+    ("a run file that does not exist", ["evaluate", "{folder}/absent.parquet"]),
+    ("trec_eval on a run that does not exist", ["trec_eval", "{folder}/qrels.txt", "{folder}/absent.txt"]),
+]
+
+
+@pytest.mark.parametrize(("what", "argv"), CLI_CALLS, ids=[what for what, _ in CLI_CALLS])
+def test_command_line_errors_name_no_internal(
+    what: str, argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = {
+        "run": frame(),
+        "negative": frame().with_columns(relevance=pl.Series([1, -1, 2, 1])),
+        "null_score": frame().with_columns(score=pl.Series([0.5, None, 0.1, 0.3])),
+    }
+    paths = {name: tmp_path / f"{name}.parquet" for name in files}
+    for name, data in files.items():
+        data.write_parquet(paths[name])
+    (tmp_path / "qrels.txt").write_text("1 0 a 1\n", encoding="utf-8")
+    arguments = [a.format(folder=tmp_path, **{name: str(path) for name, path in paths.items()}) for a in argv]
+    code = cli.main(arguments)
+    printed = capsys.readouterr()
+    assert code in (1, 2), f"{what}: exit code {code}"
+    message = printed.err.strip()
+    assert message, f"{what}: nothing on standard error"
     assert _internal_names([message]) == []
 
 
