@@ -58,7 +58,7 @@ Timing
 - How many timings: even on a quiet machine (load 0.2-2.2, 2026-12-03) one call's CPU time varied by up to 30%
   from one fresh process to the next, so the default `--repeats 3` is a quick look: a ratio within 0.90-1.10
   from it is not a verdict.  Before calling a change slower or faster by 10% or less, time the cases in question
-  again with `--repeats 9` (as RESULTS.md's 2026-12-03 14:02 run did for the 1.11-1.16x of five cut-offs with
+  again with `--repeats 9` (as HISTORY.md's 2026-12-03 14:02 run did for the 1.11-1.16x of five cut-offs with
   heavy ties against 0.1.0).
 """
 

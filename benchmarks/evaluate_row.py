@@ -8,7 +8,7 @@ Data: numpy seed 0, `queries` x `docs` rows grouped by query, relevance int8 0..
 ap over the whole list.  Times are wall seconds, median of `repeats`, the contenders alternating.  pytrec_eval and
 ranx run their evaluation call alone (the dicts they need built beforehand, timed once and printed apart) on the
 first `--peer-queries` queries, scaled to all, in the same alternating loop.  The numbers printed are those to
-copy into RESULTS.md.
+copy into a dated section of HISTORY.md (and the target's row of RESULTS.md).
 """
 
 from __future__ import annotations

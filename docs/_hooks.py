@@ -24,7 +24,7 @@ from typing import Any
 from mkdocs.structure.files import File, Files
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-BENCHMARK_FILES = ["RESULTS.md", "sink_results.md", "ab_results/*"]
+BENCHMARK_FILES = ["RESULTS.md", "HISTORY.md", "sink_results.md", "ab_results/*"]
 PICTURE_PAGES = ["compare.md", "plots.md"]
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 

@@ -15,4 +15,4 @@ from .namespace import RankMetricsFrame, RankMetricsLazyFrame, rank_metrics
 from .report import report
 
 __all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "compare", "mean", "rank_metrics", "report"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -20,8 +20,8 @@ import polars as pl
 from ._checks import DataCheck, apply_checks, describe, message, non_finite, quoted
 from ._exact_sum import exact_sum_parts, with_exact_totals
 from ._spec import MEASURE_NAMES, MEASURE_PATTERN, NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
-from .measures import REGISTRY
 from .measures._base import GEOMETRIC_FLOOR, Summary
+from .measures._registry import REGISTRY
 
 QUERIES = "__lodestar_queries"
 UNJUDGED = "__lodestar_queries_without_judgments"

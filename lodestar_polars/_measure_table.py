@@ -7,8 +7,8 @@ import inspect
 import types
 
 from . import measures
-from .measures import REGISTRY, Definition
-from .measures._base import Spelling, option_text
+from .measures._base import Definition, Spelling, option_text
+from .measures._registry import REGISTRY
 
 _PARAMETER = {"cutoff": "@k", "required_cutoff": "@k", "recall_level": "@x", "multiplier": "@m", "none": ""}
 _SUMMARY = {"mean": "mean", "geometric": "geometric mean", "sum": "sum"}

@@ -70,7 +70,6 @@ from . import _mean
 from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite, quoted, row_check
 from ._exact_sum import exact_sum, exact_sum_parts, with_exact_totals
 from ._spec import Measure, Spec, join_dtype
-from .measures import REGISTRY, Definition, Quantity
 from .measures._base import (
     BLOCK_SIZE,
     BLOCK_START,
@@ -107,8 +106,10 @@ from .measures._base import (
     ROWS,
     TIED,
     Context,
+    Definition,
     Derived,
     NoRelevant,
+    Quantity,
     Running,
     Term,
     cut,
@@ -118,6 +119,7 @@ from .measures._base import (
     stopping_probability,
     unjudged,
 )
+from .measures._registry import REGISTRY
 
 _P = PREFIX
 SCORE = f"{_P}score"
@@ -317,7 +319,7 @@ def _cutoffs_needing(spec: Spec, quantity: Quantity) -> list[int | None]:
 
 
 def _context(spec: Spec, judged: bool) -> Context:
-    return Context(spec.ties, judged, _threshold_position(spec), spec.threshold, spec.no_relevant)
+    return Context(spec.ties, judged, _threshold_position(spec), spec.threshold, spec.no_relevant, spec.relevance.name)
 
 
 # --- reading the rows ---------------------------------------------------------------------------------------

@@ -18,8 +18,8 @@ from typing import Literal, TypeAlias, TypeGuard, get_args
 import numpy as np
 import polars as pl
 
-from .measures import REGISTRY, Definition
-from .measures._base import Option, option_text, options_suffix
+from .measures._base import Definition, Option, option_text, options_suffix
+from .measures._registry import REGISTRY
 
 Ties: TypeAlias = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
 GainName: TypeAlias = Literal["linear", "exponential"]
@@ -29,7 +29,7 @@ Cutoffs: TypeAlias = int | Sequence[int | None] | None
 MissingQueries: TypeAlias = Literal["skip", "zero"]
 IntoColumn: TypeAlias = str | pl.Expr
 Keys: TypeAlias = str | Sequence[str]
-Kind: TypeAlias = str  # a measure's canonical name: a key of `measures.REGISTRY`
+Kind: TypeAlias = str  # a measure's canonical name: a key of `measures._registry.REGISTRY`
 
 TIES: tuple[str, ...] = ("average", "reverse", "input", "doc", "optimistic", "pessimistic")
 GAINS: tuple[str, ...] = ("linear", "exponential")

@@ -52,8 +52,8 @@ from ._spec import (
 )
 from .io import scan_trec_qrels, scan_trec_run
 from .judgment_groups import TREC_EVAL_MEASURES as TREC_EVAL_JG_MEASURES
-from .measures import REGISTRY
 from .measures._base import GEOMETRIC_FLOOR
+from .measures._registry import REGISTRY
 from .namespace import rank_metrics
 
 PROG = "lodestar-polars"

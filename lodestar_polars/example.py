@@ -98,16 +98,48 @@ def example_systems(n_queries: int = 200, seed: int = 11) -> pl.DataFrame:
     return pl.concat(frames)
 
 
+def format_p_value(p_value: float) -> str:
+    """A p-value as the comparison table prints it: 4 decimals, or `< 1e-4` below that (never `0.0000`).
+
+    Parameters
+    ----------
+    p_value
+        A p-value in [0, 1].
+
+    Returns
+    -------
+    str
+        `"< 1e-4"` below 1e-4, the value with 4 decimals otherwise.
+
+    Examples
+    --------
+    >>> from lodestar_polars.example import format_p_value
+    >>> [format_p_value(p) for p in (3.2e-9, 0.00081, 0.0826)]
+    ['< 1e-4', '0.0008', '0.0826']
+    """
+    return "< 1e-4" if p_value < 1e-4 else f"{p_value:.4f}"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--queries", type=int, default=1000, help="number of queries to generate")
-    parser.add_argument("--out", type=Path, default=None, help="folder for the Parquet files (default: a temp dir)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="folder for the Parquet files (default: a temp dir, removed at exit)"
+    )
     args = parser.parse_args(argv)
-    folder = args.out or Path(tempfile.mkdtemp(prefix="lodestar-example-"))
-    folder.mkdir(parents=True, exist_ok=True)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        run_example(args.out, args.queries)
+        return
+    with tempfile.TemporaryDirectory(prefix="lodestar-example-") as folder:
+        run_example(Path(folder), args.queries)
+
+
+def run_example(folder: Path, n_queries: int) -> None:
+    """Write the example's files to `folder` and print what the module docstring says."""
     log = folder / "evaluation_log.parquet"
-    rows = write_example_log(log, args.queries)
-    print(f"wrote {rows:,} rows for {args.queries:,} queries to {log}\n")
+    rows = write_example_log(log, n_queries)
+    print(f"wrote {rows:,} rows for {n_queries:,} queries to {log}\n")
 
     # the same as pl.scan_parquet(log).rank_metrics.ndcg(...), through the typed accessor
     metrics = rank_metrics(pl.scan_parquet(log))
@@ -141,7 +173,12 @@ def main(argv: list[str] | None = None) -> None:
         return
     with pl.Config(tbl_cols=8, float_precision=4):
         print("\nagainst bm25 (paired t-test over queries, Holm-corrected):")
-        print(table.select("metric", "model", "mean", "delta", "p_adjusted", "wins", "ties", "losses"))
+        p_adjusted = pl.Series("p_adjusted", [None if p is None else format_p_value(p) for p in table["p_adjusted"]])
+        print(
+            table.with_columns(p_adjusted).select(
+                "metric", "model", "mean", "delta", "p_adjusted", "wins", "ties", "losses"
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ typed, keyword-only signature whose body hands the arguments to the metric's typ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Generic, TypeVar, overload
+import difflib
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar, overload
 
 import polars as pl
 
@@ -28,6 +31,61 @@ EXAMPLE_FRAME = """>>> import lodestar_polars
 """
 
 
+ClassT = TypeVar("ClassT", bound=type)
+
+
+def _argument_error(name: str, signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """What `.rank_metrics.<name>(*args, **kwargs)` got wrong, named as the user wrote it (not by the class that
+    implements it), with the way to pass it."""
+    method = f".rank_metrics.{name}()"
+    parameters = list(signature.parameters.values())[1:]  # without self
+    positional = [p.name for p in parameters if p.kind is not inspect.Parameter.KEYWORD_ONLY]
+    options = [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = [key for key in kwargs if key not in signature.parameters or key == "self"]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], [*positional, *options], n=1)
+        hint = f"; did you mean {close[0]}=?" if close else f"; its options: {', '.join(options)}."
+        return f"{method} got an unexpected keyword argument {unknown[0]!r}{hint}"
+    if len(args) > len(positional):
+        takes = "no positional argument" if not positional else f"one positional argument, {positional[0]}"
+        extra = args[len(positional)]
+        is_frame = isinstance(extra, pl.DataFrame | pl.LazyFrame)
+        # the option such a value most likely meant: judgments are a frame, a column a name, a cut-off the rest
+        guess = "qrels" if is_frame else "query" if isinstance(extra, str) else "k"
+        shown = "<the frame>" if is_frame else repr(extra) if len(repr(extra)) <= 40 else "..."
+        advice = f"pass {guess}={shown}" if guess in options else f"pass them by name ({', '.join(options)})"
+        return f"{method} takes {takes} ({len(args)} given): its options are keyword-only; {advice}."
+    missing = [name for name in positional if name not in kwargs][len(args) :]
+    if missing:
+        return f'{method} needs its {missing[0]} argument (e.g. {method[:-1]}["ndcg@10", "ap"])).'
+    return f"{method} got an argument twice: {', '.join(key for key in kwargs if key in positional[: len(args)])}."
+
+
+def _checked_arguments(method: Callable[..., Any]) -> Callable[..., Any]:
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:  # self is args[0]: a keyword named "self" is the user's mistake
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError:
+            raise TypeError(_argument_error(method.__name__, signature, args[1:], kwargs)) from None
+        return method(*args, **kwargs)
+
+    return call
+
+
+def _arguments_named_as_called(cls: ClassT) -> ClassT:
+    """Every public method of the class checks its arguments first, so that a wrong call names the method as the
+    user wrote it (`.rank_metrics.ndcg()`), not as Python would (by the implementing class, a private one), and
+    says how to pass the option (`pass k=[3, 5]`).  The signature and docstring stay the method's own."""
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(member):
+            setattr(cls, name, _checked_arguments(member))
+    return cls
+
+
+@_arguments_named_as_called
 class _RankMetrics(Generic[FrameT]):
     def __init__(self, frame: FrameT) -> None:
         self._frame: FrameT = frame
@@ -1150,6 +1208,7 @@ class RankMetricsLazyFrame(_RankMetrics[pl.LazyFrame]):
 
 
 @pl.api.register_dataframe_namespace("rank_metrics")
+@_arguments_named_as_called
 class RankMetricsFrame(_RankMetrics[pl.DataFrame]):
     """`DataFrame.rank_metrics`: the LazyFrame plan, collected; plus `ndcg_score` / `dcg_score` floats."""
 

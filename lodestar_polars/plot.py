@@ -2,7 +2,9 @@
 
 Each function takes one of the package's frames (a mean frame, a per-query frame or the table of
 `lodestar_polars.compare`), reduces it in Polars to what the picture shows, and returns an Altair chart;
-`chart.save("name.png")` (or `.svg`) writes it through vl-convert.  The data embedded in the chart is small
+`chart.save("name.png")` (or `.svg`) writes it through vl-convert, and `chart.save("name.html", inline=True)` a
+web page that renders with no network (Vega, Vega-Lite and vega-embed inlined from vl-convert; without
+`inline=True`, Altair's page loads them from a CDN and is blank offline).  The data embedded in the chart is small
 whatever the number of queries: summaries (quantiles, means) or at most `max_points` sorted deltas per
 system, so Altair's 5,000-row limit never applies and no global Altair setting is changed.
 
@@ -79,6 +81,28 @@ def _require_distinct_roles(roles: Sequence[tuple[str, str]]) -> None:
             )
             raise ValueError(msg)
         seen[name] = role
+
+
+def _require_query_columns(schema: pl.Schema, keys: Sequence[str], other_roles: Sequence[str]) -> None:
+    """A query key the frame lacks: the error says to pass `query=`, naming the frame's columns that can be
+    keys (not float, not the system or the metric), as `compare`'s own frame names its query column (`topic`,
+    `query_id`, ...)."""
+    missing = [key for key in keys if key not in schema]
+    if not missing:
+        return
+    candidates = [
+        name for name, dtype in schema.items() if name not in other_roles and not dtype.is_float() and name not in keys
+    ]
+    hint = ""
+    if len(candidates) == 1:
+        hint = f" (here: query={candidates[0]!r})"
+    elif candidates:
+        hint = f" (the frame's key columns: {candidates})"
+    msg = (
+        f"query column {missing[0]!r} not found in the per-query frame; columns: {schema.names()}. Pass query= naming "
+        f"the column(s) the systems are paired on, as given to compare{hint}."
+    )
+    raise ValueError(msg)
 
 
 def _inline(frame: pl.DataFrame) -> alt.InlineData:
@@ -341,6 +365,7 @@ def per_query_delta(
         raise ValueError(msg)
     keys = _query_columns(query)
     _require_distinct_roles([("system", system), *(("query", key) for key in keys), ("metric", metric)])
+    _require_query_columns(_schema(per_query, "per-query"), keys, [system, metric])
     frame = _collect(per_query, [system, *keys, metric], "per-query")
     if baseline not in frame[system].unique().to_list():
         msg = f"baseline {baseline!r} is not a value of column {system!r}"

@@ -35,8 +35,8 @@ from . import _plan, _spec
 from ._docs import FRAME, PARAMETERS, mean_returns, per_query_returns
 from ._docs import documented as _documented
 from ._spec import Cutoffs, Gain, IntoColumn, Keys, MissingQueries, NoRelevant, Spec, Ties
-from .measures import REGISTRY
 from .measures._base import GEOMETRIC_FLOOR
+from .measures._registry import REGISTRY
 
 _F = TypeVar("_F", bound=Callable[..., object])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -111,3 +112,30 @@ def test_every_parameter_is_documented(name: str) -> None:
     parameters = [p for p in inspect.signature(PUBLIC[name]).parameters if p not in ("self", "args", "kwargs")]
     missing = [p for p in parameters if p not in documented]
     assert missing == [], f"{name} does not document {missing}"
+
+
+def test_the_measure_layer_exports_nothing() -> None:
+    """The registry is internal (docs/development.md, "The measure registry is internal"): no public name of
+    `lodestar_polars.measures` but its measure modules, and its `__all__` empty."""
+    from lodestar_polars import measures
+
+    public = [
+        name
+        for name, value in vars(measures).items()
+        if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"
+    ]
+    assert public == []
+    assert measures.__all__ == []
+
+
+def test_the_version_is_the_same_in_pyproject_the_package_and_the_changelog() -> None:
+    """docs/changelog.md's first section is the version pyproject.toml and `__version__` give, unreleased or
+    released: a behaviour change raises all three."""
+    root = Path(__file__).resolve().parents[1]
+    declared = re.search(r'^version = "([^"]+)"$', (root / "pyproject.toml").read_text(encoding="utf-8"), re.M)
+    assert declared is not None
+    assert lodestar_polars.__version__ == declared.group(1)
+    sections = re.findall(r"^## (.+)$", (root / "docs" / "changelog.md").read_text(encoding="utf-8"), re.M)
+    assert sections[0] in (f"Unreleased ({declared.group(1)})", declared.group(1)) or sections[0].startswith(
+        f"{declared.group(1)} ("
+    ), sections[0]

@@ -228,3 +228,21 @@ def test_the_html_report_renders_its_table(browser: Any, served: str) -> None:
     screenshot = Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB")
     low, high = zip(*screenshot.getextrema(), strict=True)
     assert low != high, f"{REPORT}: the screenshot is one colour {low}: a blank page"
+
+
+def test_the_gallery_chart_saved_as_html_draws_itself(browser: Any, served: str) -> None:
+    """plot_means.html, which the gallery writes with `chart.save(..., inline=True)`: Vega draws the chart from
+    the page's own scripts (tests/test_plot.py checks that the page fetches none)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get_log("browser")
+    load(browser, served + "plot_means.html")
+    WebDriverWait(browser, 60).until(
+        lambda driver: driver.execute_script("return document.querySelectorAll('canvas, svg.marks').length") > 0
+    )
+    errors = [
+        entry
+        for entry in browser.get_log("browser")
+        if entry["level"] == "SEVERE" and not entry["message"].startswith(served + "favicon.ico ")
+    ]
+    assert not errors, f"plot_means.html: console errors: {errors}"

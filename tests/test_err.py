@@ -146,7 +146,9 @@ def test_tie_bounds_with_a_gain_mapping_that_does_not_order_the_grades_are_refus
 @pytest.mark.parametrize("grade", [5, -1, 4.5])
 def test_grades_outside_0_to_4_are_refused(grade: float) -> None:
     frame = pl.DataFrame({"query": [7, 7], "score": [2.0, 1.0], "relevance": [1.0, grade]})
-    with pytest.raises(ValueError, match=rf"relevance {grade:g}(\.0)? \(query 7\) is outside ERR's grades 0..4"):
+    with pytest.raises(
+        ValueError, match=rf"relevance {grade:g}(\.0)? \(column 'relevance', query 7\) is outside ERR's grades 0..4"
+    ):
         frame.rank_metrics.evaluate("err@3", ties="input")
 
 

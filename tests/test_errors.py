@@ -190,11 +190,24 @@ def test_null_nan_or_infinite_values_are_counted(frame: pl.DataFrame, column: st
     assert_raises(eager_and_lazy("ndcg"), broken, ValueError, message)
 
 
+def negative_labels(column: str, total: int, query: int, label: int) -> str:
+    return (
+        f"relevance column {column!r} has {total} negative value(s), the first in query {query} (value {label}); "
+        "ndcg refuses negative labels, as scikit-learn's ndcg_score does (dcg accepts them)."
+    )
+
+
 def test_negative_relevance_is_refused_by_ndcg_as_in_scikit_learn(frame: pl.DataFrame) -> None:
-    broken = frame.with_columns(pl.Series("relevance", [1, 0, -1, 1, 0]))
-    message = "ndcg_score should not be used on negative y_true values."
+    """scikit-learn's rule (`ndcg_score should not be used on negative y_true values.`) in the namespace's words:
+    the column, the count, the first query in key order and its negative label."""
+    broken = frame.with_columns(pl.Series("relevance", [1, 0, -1, 1, -2]))
+    message = negative_labels("relevance", 2, 2, -1)
     assert_raises(eager_and_lazy("ndcg"), broken, ValueError, message)
     assert_raises(eager_and_lazy("ndcg_mean"), broken, ValueError, message)
+    # the user's own column name, and the first query in key order whatever the rows' order
+    renamed = broken.rename({"relevance": "label"}).reverse()
+    message = negative_labels("label", 2, 2, -1)
+    assert_raises(eager_and_lazy("ndcg", relevance="label"), renamed, ValueError, message)
 
 
 def test_negative_relevance_is_accepted_by_dcg(frame: pl.DataFrame) -> None:
@@ -266,7 +279,7 @@ def test_checks_survive_projection_and_filtering(frame: pl.DataFrame) -> None:
     """Selecting only a metric column, or filtering rows out, must not prune the data checks."""
     broken = frame.with_columns(pl.Series("relevance", [1, 0, -1, 1, 0]))
     plan = broken.lazy().rank_metrics.ndcg(k=[1, 2])
-    message = "ndcg_score should not be used on negative y_true values."
+    message = negative_labels("relevance", 1, 2, -1)
     for pruned in (plan.select("ndcg@2"), plan.filter(pl.col("query") == 1), plan.head(1)):
         with pytest.raises(ValueError, match=re.escape(message)):
             pruned.collect()

@@ -393,9 +393,13 @@ def test_null_nan_or_infinite_values(
 
 @pytest.mark.parametrize(("engine", "context"), CONTEXTS)
 def test_negative_relevance_is_refused_by_ndcg(small: pl.DataFrame, engine: str, context: str) -> None:
-    frame = small.with_columns(relevance=pl.Series([1, -1, 2, 1, 0]))
+    frame = small.with_columns(relevance=pl.Series([1, -1, 2, 1, -3]))
     message = expression_error(frame, engine, context, exprs.ndcg())
-    assert message == str(namespace_error(frame, "ndcg"))
+    # the namespace names the first query and its label; an expression counts the groups and quotes the least
+    reason = "ndcg refuses negative labels, as scikit-learn's ndcg_score does (dcg accepts them)."
+    stem = "relevance column 'relevance' has 2 negative value(s)"
+    assert str(namespace_error(frame, "ndcg")) == f"{stem}, the first in query 1 (value -1); {reason}"
+    assert message == f"{stem} (the least -3), in 2 group(s); {reason}"
     # dcg accepts negative relevance, as scikit-learn's dcg_score does
     result = frame.group_by("query").agg(exprs.dcg()).sort("query")
     assert_frame_equal(result, frame.rank_metrics.dcg(), **TOLERANCE)

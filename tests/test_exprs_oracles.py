@@ -141,7 +141,7 @@ def test_a_grade_outside_zero_to_four_is_refused_with_the_namespaces_words() -> 
     with pytest.raises(ValueError) as expression_error:
         frame.group_by("query", maintain_order=True).agg(exprs.nerr(ties="input"))
     # the namespace names the first query, the expression counts the groups
-    words = str(namespace_error.value).replace(" (query 1)", "")
+    words = str(namespace_error.value).replace(", query 1)", ")")
     assert str(expression_error.value).splitlines()[0] == words.removesuffix(".") + ", in 2 group(s)."
 
 

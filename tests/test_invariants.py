@@ -44,7 +44,7 @@ gain(0), in the DCG and in the ideal DCG alike.
 Every option of a measure (`Definition.options`) has its values to draw in `OPTION_VALUES`, which a test
 also checks against the registry.
 
-Every measure is a row of `MEASURES`, which holds what the registry (`lodestar_polars.measures.REGISTRY`)
+Every measure is a row of `MEASURES`, which holds what the registry (`lodestar_polars.measures._registry.REGISTRY`)
 does not say (its method, its exprs function, how a cut-off past the list treats it, whether it is a count)
 and reads the rest from the registry (bounds, family, no_relevant, its parameter: a cut-off, a recall level
 or none, its refusal of ties="average", its summary).  A measure added to the package is covered by adding
@@ -73,7 +73,8 @@ from polars.testing import assert_frame_equal
 
 import lodestar_polars
 from lodestar_polars import RankMetricsFrame, _spec, exprs
-from lodestar_polars.measures import REGISTRY, Definition
+from lodestar_polars.measures._base import Definition
+from lodestar_polars.measures._registry import REGISTRY
 from lodestar_polars.partitions import sink
 from tests.conftest import ENGINES, Engine
 from tests.spark_support import required_spark_session

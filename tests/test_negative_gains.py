@@ -234,8 +234,9 @@ def test_exprs_ndcg_and_dcg_equal_the_namespace_with_negative_gains(k: int | Non
 
 def test_negative_labels_stay_refused_by_ndcg_as_scikit_learn_refuses_them() -> None:
     """scikit-learn's ndcg_score refuses a negative y_true and its dcg_score sums it; the namespace's ndcg (and
-    the scikit-learn drop-ins) refuse a negative label with the same words, whatever the gain mapping, and dcg
-    equals dcg_score.  A negative gain comes from a mapping of non-negative labels only."""
+    the scikit-learn drop-ins) refuse a negative label (the drop-ins with scikit-learn's words, the namespace
+    naming the column, query and label), whatever the gain mapping, and dcg equals dcg_score.  A negative gain
+    comes from a mapping of non-negative labels only."""
     true, score = [[-1.0, 2.0, 0.0]], [[0.3, 0.2, 0.1]]
     with pytest.raises(ValueError, match=r"^ndcg_score should not be used on negative y_true values\.$"):
         sk_ndcg_score(true, score)
@@ -244,7 +245,7 @@ def test_negative_labels_stay_refused_by_ndcg_as_scikit_learn_refuses_them() -> 
     assert lp_sklearn.dcg_score(true, score) == pytest.approx(sk_dcg_score(true, score), rel=1e-15)
     frame = ranked([-1, 2, 0])
     for gain in ("linear", {-1: 1.0, 0: 0.0, 2: 3.0}):
-        with pytest.raises(ValueError, match=r"ndcg_score should not be used on negative y_true values\."):
+        with pytest.raises(ValueError, match=r"negative value\(s\), the first in query 'q' \(value -1\); ndcg refuses"):
             frame.rank_metrics.ndcg(doc="doc", gain=gain)
     assert frame.rank_metrics.dcg(doc="doc")["dcg"].item() == pytest.approx(sk_dcg_score(true, score), rel=1e-15)
 
@@ -342,7 +343,7 @@ def test_the_refusal_names_exactly_the_measures_a_negative_gain_changes() -> Non
     """rbp's refusal lists the measures that take negative gains; which those are is found here by behaviour:
     each gain-family measure of the registry scored with label 1 at gain -1 and at gain 0 (the values of the
     ones that take it differ; sdcg clips -1 to its min_rel 0, so its values agree, as its note says)."""
-    from lodestar_polars.measures import REGISTRY
+    from lodestar_polars.measures._registry import REGISTRY
 
     assert {name for name, d in REGISTRY.items() if d.family == "gain"} == set(GAIN_MEASURE_SPELLINGS)
     frame = ranked([1, 0, 2, 1])

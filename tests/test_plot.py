@@ -6,6 +6,7 @@ linear-interpolation quartiles, Tukey whiskers), never against the plotting code
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -227,7 +228,12 @@ def test_per_query_delta_samples_long_curves_at_even_ranks(per_query: pl.DataFra
 def test_per_query_delta_errors(per_query: pl.DataFrame) -> None:
     with pytest.raises(ValueError, match=r"baseline 'tfidf' is not a value of column 'model'"):
         plot.per_query_delta(per_query, system="model", baseline="tfidf", metric="ndcg@10", query="query_id")
-    with pytest.raises(ValueError, match=r"column 'query' not found in the per-query frame"):
+    # the frame's query column is query_id: the message says to pass query= and names it
+    message = (
+        "query column 'query' not found in the per-query frame; columns: ['model', 'query_id', 'ndcg@5', 'ndcg@10']. "
+        "Pass query= naming the column(s) the systems are paired on, as given to compare (here: query='query_id')."
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         plot.per_query_delta(per_query, system="model", baseline="bm25", metric="ndcg@10")
     with pytest.raises(ValueError, match=r"max_points must be an integer >= 2"):
         plot.per_query_delta(
@@ -266,6 +272,36 @@ def test_charts_save_to_png_and_svg(per_query: pl.DataFrame, tmp_path: Path) -> 
     chart.save(tmp_path / "box.svg")
     assert (tmp_path / "box.png").read_bytes().startswith(PNG_MAGIC)
     assert "<svg" in (tmp_path / "box.svg").read_text()
+
+
+# a script, stylesheet or module the page would fetch: <script src="https://...">, <link href="http://...">, an
+# import from a URL
+REMOTE_RESOURCE = re.compile(
+    r"""<(?:script|link)[^>]*(?:src|href)\s*=\s*["']?(?:https?:)?//|import[^;]*["']https?://"""
+)
+
+
+def test_a_chart_saved_as_html_with_inline_renders_with_no_network(per_query: pl.DataFrame, tmp_path: Path) -> None:
+    """`chart.save("x.html", inline=True)` (the plot module's and the gallery's advice) writes Vega, Vega-Lite and
+    vega-embed into the page; Altair's default page loads them from a CDN and shows nothing offline."""
+    means = per_model(example_systems(n_queries=60, seed=3), mean=True, k=[1, 3, 5, 10])
+    table = lp.compare(per_query, system="model", query="query_id", baseline="bm25")
+    charts = {
+        "means": plot.means(table),
+        "per_query_delta": plot.per_query_delta(
+            per_query, system="model", baseline="bm25", metric="ndcg@10", query="query_id"
+        ),
+        "distribution": plot.distribution(per_query, system="model", metric="ndcg@10"),
+        "cutoff_curve": plot.cutoff_curve(means, by="model"),
+    }
+    for name, chart in charts.items():
+        chart.save(tmp_path / f"{name}.html", inline=True)
+        page = (tmp_path / f"{name}.html").read_text(encoding="utf-8")
+        assert REMOTE_RESOURCE.search(page) is None, name
+        assert "vegaEmbed" in page and len(page) > 100_000, name  # the libraries themselves are in the page
+    # the control: Altair's default page fetches its scripts, and the pattern sees it
+    charts["means"].save(tmp_path / "default.html")
+    assert REMOTE_RESOURCE.search((tmp_path / "default.html").read_text(encoding="utf-8")) is not None
 
 
 def test_missing_altair_names_the_plot_extra(per_query: pl.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""Every measure of the registry (`lodestar_polars.measures.REGISTRY`) meets the front ends and its own
+"""Every measure of the registry (`lodestar_polars.measures._registry.REGISTRY`) meets the front ends and its own
 declarations: its names resolve through evaluate(), its `.rank_metrics` method and its evaluate column agree,
 its values lie within its declared bounds, its summary is what evaluate_mean gives, and the names it declares
 for trec_eval, ir_measures and ranx are those tools' names for the same numbers.  A measure added to the
@@ -19,7 +19,8 @@ import pytest
 import lodestar_polars
 from lodestar_polars._measure_table import measure_table
 from lodestar_polars._spec import MEASURE_NAMES, parse_measures
-from lodestar_polars.measures import REGISTRY, Definition
+from lodestar_polars.measures._base import Definition
+from lodestar_polars.measures._registry import REGISTRY
 from tests.conftest import Engine
 
 DEFINITIONS = list(REGISTRY.values())

@@ -10,11 +10,15 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..measures._base import ERR_MAX_GRADE
+from ..measures.ndcg import NEGATIVE_LABELS_REFUSED
 from ._inputs import _check_no_relevant, _check_threshold, _gain, _Inputs, _inputs
 
 # data-error messages: the namespace's words, with the group in place of the query it names
 BAD_VALUES_MESSAGE = "{role} column {column!r} has {total} null, NaN or infinite value(s)"
-NEGATIVE_RELEVANCE_MESSAGE = "ndcg_score should not be used on negative y_true values."
+NEGATIVE_RELEVANCE_MESSAGE = (
+    "relevance column {column!r} has {total} negative value(s) (the least {value}), in {groups} group(s); "
+    + NEGATIVE_LABELS_REFUSED
+)
 UNMAPPED_LABEL_MESSAGE = "relevance label {value} has no gain in the gain mapping."
 NULL_DOCS_MESSAGE = "doc column {column!r} has {total} null value(s)"
 DUPLICATE_DOC_MESSAGE = (
@@ -37,7 +41,7 @@ NO_POSITIVE_GAIN_MESSAGE = (
     "a group has no positive gain, and {total} group(s) in all; pass no_relevant=0.0, 1.0 or None to score them."
 )
 ERR_GRADE_MESSAGE = (
-    f"relevance {{value}} is outside ERR's grades 0..{ERR_MAX_GRADE}: its stopping probability "
+    f"relevance {{value}} (column {{column!r}}) is outside ERR's grades 0..{ERR_MAX_GRADE}: its stopping probability "
     f"(2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1)"
 )
 _IN_GROUPS = ", in {groups} group(s)."
@@ -78,6 +82,18 @@ def _value_message(template: str, least: bool = False, **names: object) -> Calla
     return message
 
 
+def _negative_message(column: str) -> Callable[[pl.DataFrame, pl.Series], str]:
+    """The negative labels' count and groups, and the least of them (the same whatever order the groups come in)."""
+
+    def message(frame: pl.DataFrame, failing: pl.Series) -> str:
+        total = int(frame.get_column(failing.name).sum())
+        groups = int((failing > 0).sum())
+        least = frame.get_column(f"{failing.name}_value").filter(failing > 0).min()
+        return NEGATIVE_RELEVANCE_MESSAGE.format(column=column, total=total, value=least, groups=groups)
+
+    return message
+
+
 def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
     """The namespace's data checks that apply inside a group, in the order the namespace raises them."""
     checks = [
@@ -93,8 +109,9 @@ def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
         ),
     ]
     if metric == "ndcg":
-        negative = (i.relevance.cast(pl.Float64, strict=False) < 0).sum()
-        checks.append(_Check("negative", negative, lambda _frame, _failing: NEGATIVE_RELEVANCE_MESSAGE))
+        negative = i.relevance.cast(pl.Float64, strict=False) < 0
+        least_negative = pl.when(negative).then(i.relevance).min()
+        checks.append(_Check("negative", negative.sum(), _negative_message(i.relevance_name), least_negative))
     if isinstance(i.gain, tuple):
         unmapped = gain.is_null() & i.relevance.is_not_null()
         # the least unmapped label, so that the message does not depend on the order of rows or groups

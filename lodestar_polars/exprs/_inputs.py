@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from .. import _spec
-from ..measures import REGISTRY
+from ..measures._registry import REGISTRY
 
 Ties = _spec.Ties
 GainName = _spec.GainName

@@ -34,7 +34,7 @@ def _err_checks(i: _Inputs) -> list[_Check]:
     """The namespace's checks, and ERR's grades in [0, 4]."""
     grade = i.relevance.cast(pl.Float64, strict=False)
     outside = (grade < 0) | (grade > ERR_MAX_GRADE)
-    quote = _value_message(ERR_GRADE_MESSAGE)
+    quote = _value_message(ERR_GRADE_MESSAGE, column=i.relevance_name)
 
     def message(frame: pl.DataFrame, failing: pl.Series) -> str:
         return quote(frame, failing) + _IN_GROUPS.format(groups=int((failing > 0).sum()))

@@ -221,13 +221,15 @@ class Running(NamedTuple):
 @dataclass(frozen=True)
 class Context:
     """What a measure knows of the call: the tie mode, whether the relevance comes from judgments (qrels=),
-    the position column the counting measures read, the relevance threshold, and `no_relevant`."""
+    the position column the counting measures read, the relevance threshold, `no_relevant`, and the user's name
+    of the relevance column (for the messages of a measure's own data checks)."""
 
     ties: str
     judged: bool
     position: str
     threshold: float
     no_relevant: float | Literal["error"] | None
+    relevance_name: str = "relevance"
 
     @property
     def averaged(self) -> bool:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message, row_check
+from .._checks import DataCheck, message, quoted, row_check
 from ._base import (
     CONTINUATION,
     ERR_MAX_GRADE,
@@ -71,7 +71,8 @@ def row_checks(context: Context) -> list[DataCheck]:
             outside,
             message(
                 ValueError,
-                f"relevance {{value}} (query {{query}}) is outside ERR's grades 0..{ERR_MAX_GRADE}: its stopping "
+                f"relevance {{value}} (column {quoted(context.relevance_name)}, query {{query}}) is outside ERR's "
+                f"grades 0..{ERR_MAX_GRADE}: its stopping "
                 f"probability (2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1).",
             ),
             pl.when(outside).then(pl.col(RELEVANCE)).drop_nulls().first(),

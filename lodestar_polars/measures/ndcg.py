@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message, row_check
+from .._checks import DataCheck, message, quoted, row_check
 from . import dcg
 from ._base import PREFIX, RELEVANCE, Context, Definition, NoRelevant, Quantity, Spelling, cut_at, ideal_dcg
 
@@ -41,13 +41,23 @@ def row_checks(context: Context) -> list[DataCheck]:
     """scikit-learn's refusal of negative labels (judged labels: negative ones mark unjudged documents)."""
     if context.judged:
         return []
+    negative = pl.col(RELEVANCE).cast(pl.Float64) < 0
     return [
         row_check(
             f"{PREFIX}negative_relevance",
-            pl.col(RELEVANCE).cast(pl.Float64) < 0,
-            message(ValueError, "ndcg_score should not be used on negative y_true values."),
+            negative,
+            message(ValueError, f"relevance column {quoted(context.relevance_name)} {NEGATIVE_LABELS}"),
+            pl.when(negative).then(pl.col(RELEVANCE)).drop_nulls().first(),
         )
     ]
+
+
+# why a negative label is refused, the end of the namespace's message and of the expressions' (exprs.ndcg)
+NEGATIVE_LABELS_REFUSED = "ndcg refuses negative labels, as scikit-learn's ndcg_score does (dcg accepts them)."
+# the message's end after the column: the count, the first offending query and its label
+NEGATIVE_LABELS = (
+    "has {total} negative value(s), the first in query {query} (value {value}); " + NEGATIVE_LABELS_REFUSED
+)
 
 
 MEASURE = Definition(
