@@ -9,13 +9,15 @@ ir_measures' default providers for every measure it does not compute.
 
 The measures it computes are those whose module (`lodestar_polars/measures/`) gives an ir_measures spelling,
 with their parameters: the cut-off or recall level, `rel` (a level >= rel is relevant: `threshold=rel - 1`),
-`judged_only`, and the measure's own options (SetF's `beta`, SDCG's `min_rel` and `max_rel`); nDCG with its
-default `dcg="log2"` and no `gains`.  RBP is left to ir_measures: its default provider (cwl_eval) takes a binary
-`rel`, where this package's rbp brings graded levels into [0, 1].
+`judged_only`, and the measure's own options (SetF's `beta`; the `min_rel` and `max_rel` of SDCG, NERR8, NERR9,
+BPM and INSQ, the `T` of BPM and INSQ); nDCG with its default `dcg="log2"` and no `gains`.  RBP is left to
+ir_measures: its default provider (cwl_eval) takes a binary `rel`, where this package's rbp brings graded levels
+into [0, 1].
 
 Tied scores are ordered as the provider ir_measures' default pipeline would choose for the measure:
 trec_eval's order (doc id descending, `ties="doc"`) for pytrec_eval's and gdeval's measures, doc id ascending
-for Judged and RR@k (its judged and msmarco providers), the order the run gives for SDCG (cwl_eval keeps it);
+for Judged and RR@k (its judged and msmarco providers), the order the run gives for the C/W/L measures (SDCG,
+NERR8, NERR9, BPM, INSQ: cwl_eval keeps it);
 `LodestarProvider(ties=...)` takes one of this package's tie modes for every measure instead (`"average"`: the
 expectation over the tied orders).
 
@@ -67,7 +69,7 @@ _TREC_EVAL_TIES = "doc"
 
 
 def _stem(template: str) -> str:
-    match = re.match(r"[A-Za-z_]+", template)
+    match = re.match(r"[A-Za-z_][A-Za-z0-9_]*", template)
     return match.group() if match else template
 
 
@@ -122,11 +124,12 @@ def _ask(measure: Measure, ties: str | None) -> _Ask | None:
     definition = _DEFINITIONS.get(stem)
     if definition is None or stem in _NOT_PROVIDED_HERE:
         return None
-    options = {option.name for option in definition.options}
+    # our options by ir_measures' parameter name (ours are lower case: BPM's T is `t`)
+    options = {name: option.name for option in definition.options for name in params if name.lower() == option.name}
     handled = {measure.AT_PARAM, "rel", "judged_only", "relative", *options}
     if set(params) - handled - {"dcg"} or params.get("dcg", "log2") != "log2":
         return None  # nDCG's gains, exp-log2, or a parameter this package has no counterpart for
-    chosen = {name: params[name] for name in sorted(options) if name in params}
+    chosen = {ours: params[theirs] for theirs, ours in sorted(options.items(), key=lambda pair: pair[1])}
     name = definition.name
     if chosen:
         name += "(" + ",".join(f"{key}={option_text(float(value))}" for key, value in chosen.items()) + ")"

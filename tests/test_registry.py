@@ -194,6 +194,11 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "ideal_dcg": "ideal_dcg",
         "idcg": "ideal_dcg",
         "yaap": "yaap",
+        # ir_measures' C/W/L measures (cwl_eval)
+        "nerr8": "nerr8",
+        "nerr9": "nerr9",
+        "bpm": "bpm",
+        "insq": "insq",
     }
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from . import (
     average_precision,
     bin_g,
+    bpm,
     bpref,
     dcg,
     eleven_point_average,
@@ -34,11 +35,14 @@ from . import (
     gm_map,
     ideal_dcg,
     infap,
+    insq,
     iprec_at_recall,
     judged,
     ndcg,
     ndcg_rel,
     nerr,
+    nerr8,
+    nerr9,
     num_nonrel_judged_ret,
     num_rel,
     num_rel_ret,
@@ -106,6 +110,10 @@ REGISTRY: dict[str, Definition] = {
     sdcg.MEASURE.name: sdcg.MEASURE,
     ideal_dcg.MEASURE.name: ideal_dcg.MEASURE,
     yaap.MEASURE.name: yaap.MEASURE,
+    nerr8.MEASURE.name: nerr8.MEASURE,
+    nerr9.MEASURE.name: nerr9.MEASURE,
+    bpm.MEASURE.name: bpm.MEASURE,
+    insq.MEASURE.name: insq.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]
