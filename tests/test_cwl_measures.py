@@ -1,6 +1,7 @@
-"""The C/W/L measures NERR8@k, NERR9@k, BPM(T)@K and INSQ(T) against ir_measures' cwl_eval provider (cwl_eval itself),
-per query and on average, on random runs with ties and judgments at levels -2..5 (below min_rel and above
-max_rel), the edge cases derived by hand, and INSQ's tie modes against every order of the tied rows."""
+"""The C/W/L measures NERR8@k, NERR9@k, NERR10(p), NERR11(T), BPM(T)@K and INSQ(T) against ir_measures' cwl_eval
+provider (cwl_eval itself), per query and on average, on random runs with ties and judgments at levels -2..5
+(below min_rel and above max_rel), the edge cases derived by hand, and INSQ's tie modes against every order of
+the tied rows."""
 
 from __future__ import annotations
 
@@ -80,6 +81,12 @@ MEASURES: dict[str, Any] = {
     "insq(max_rel=4)": M.INSQ(max_rel=4),
     "insq(t=2,max_rel=2)": M.INSQ(T=2.0, max_rel=2),
     "insq(t=0.25,min_rel=1,max_rel=3)": M.INSQ(T=0.25, min_rel=1, max_rel=3),
+    "nerr10(max_rel=4)": M.NERR10(max_rel=4),
+    "nerr10(p=0.5,max_rel=1)": M.NERR10(p=0.5, max_rel=1),
+    "nerr10(p=0.99,min_rel=1,max_rel=3)": M.NERR10(p=0.99, min_rel=1, max_rel=3),
+    "nerr11(max_rel=4)": M.NERR11(max_rel=4),
+    "nerr11(t=2,max_rel=2)": M.NERR11(T=2.0, max_rel=2),
+    "nerr11(t=0.25,min_rel=1,max_rel=3)": M.NERR11(T=0.25, min_rel=1, max_rel=3),
 }
 
 
@@ -131,6 +138,20 @@ def test_nerr8_and_nerr9_by_hand_with_the_positions_past_the_list() -> None:
     assert ONE_QUERY.rank_metrics.evaluate(names, ties="input").row(0) == pytest.approx(("q", 1 / 2, 8 / 17))
     last_unrelated = ONE_QUERY.with_columns(relevance=pl.Series([2, 0, 0]))
     assert last_unrelated.rank_metrics.evaluate(names, ties="input").row(0) == pytest.approx(("q", 1 / 6, 60 / 197))
+
+
+def test_nerr10_and_nerr11_by_hand_with_the_positions_past_the_list() -> None:
+    """max_rel=4: g' = 1/2, 0, 1, so Q (the product of 1 - g' above) = 1, 1/2, 1/2 and 0 past the list.
+    NERR10(p=0.5): weights 0.5^(p - 1) Q = 1, 1/4, 1/8: (1/2 + 1/8) / (1 + 1/4 + 1/8) = 5/11.  NERR11 (T=1):
+    weights (2 / (p + 1))^2 Q = 1, 2/9, 1/8: (1/2 + 1/8) / (97/72) = 45/97.  With the last row at level 0
+    instead (g' = 1/2, 0, 0; Q past the list 1/2): NERR10 = 1/2 / (11/8 + 1/2 x (0.5^3 + ... + 0.5^999)) = 1/3
+    (to 1e-300); NERR11 = 1/2 / (97/72 + 1/2 x 4 x (1/5^2 + ... + 1/1001^2))."""
+    names = ["nerr10(p=0.5,max_rel=4)", "nerr11(max_rel=4)"]
+    assert ONE_QUERY.rank_metrics.evaluate(names, ties="input").row(0) == pytest.approx(("q", 5 / 11, 45 / 97))
+    tail = 2 * sum((Fraction(1, n * n) for n in range(5, 1002)), Fraction(0))
+    last_unrelated = ONE_QUERY.with_columns(relevance=pl.Series([2, 0, 0]))
+    expected = (1 / 3, float(Fraction(1, 2) / (Fraction(97, 72) + tail)))
+    assert last_unrelated.rank_metrics.evaluate(names, ties="input").row(0)[1:] == pytest.approx(expected, rel=EXACT)
 
 
 def test_bpm_by_hand() -> None:

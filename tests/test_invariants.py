@@ -249,6 +249,8 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("nerr9", None, None),
     MeasureKind("bpm", None, None),
     MeasureKind("insq", None, None),
+    MeasureKind("nerr10", None, None),
+    MeasureKind("nerr11", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -306,6 +308,12 @@ OPTION_VALUES: dict[tuple[str, str], tuple[float, ...]] = {
     ("insq", "t"): (0.5, 1.0, 2.0, 0.25),
     ("insq", "min_rel"): (0.0, 1.0, 0.5),
     ("insq", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("nerr10", "p"): (0.5, 0.9, 0.8, 0.99, 0.1),
+    ("nerr10", "min_rel"): (0.0, 1.0, 0.5),
+    ("nerr10", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("nerr11", "t"): (0.5, 1.0, 2.0, 0.25),
+    ("nerr11", "min_rel"): (0.0, 1.0, 0.5),
+    ("nerr11", "max_rel"): (4.0, 1.5, 2.0, 3.0),
 }
 # each option's default as its tool documents it (trec_eval's m_rbp.c: p = 0.9; m_set_F.c: x = 1.0; m_utility.c:
 # 1, -1, 0, 0; -N: no collection size; ir_measures' SDCG: min_rel = 0): the option-less measure must be the
@@ -326,6 +334,10 @@ DOCUMENTED_DEFAULTS: dict[tuple[str, str], float] = {
     ("bpm", "min_rel"): 0.0,
     ("insq", "t"): 1.0,
     ("insq", "min_rel"): 0.0,
+    ("nerr10", "p"): 0.9,  # ir_measures' NERR10: p = 0.9
+    ("nerr10", "min_rel"): 0.0,
+    ("nerr11", "t"): 1.0,
+    ("nerr11", "min_rel"): 0.0,
 }
 # the collection size given to utility when its d is drawn non-zero without one
 UTILITY_COLLECTION = 500.0

@@ -199,6 +199,8 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "nerr9": "nerr9",
         "bpm": "bpm",
         "insq": "insq",
+        "nerr10": "nerr10",
+        "nerr11": "nerr11",
     }
 
 

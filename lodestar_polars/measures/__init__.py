@@ -43,6 +43,8 @@ from . import (
     nerr,
     nerr8,
     nerr9,
+    nerr10,
+    nerr11,
     num_nonrel_judged_ret,
     num_rel,
     num_rel_ret,
@@ -114,6 +116,8 @@ REGISTRY: dict[str, Definition] = {
     nerr9.MEASURE.name: nerr9.MEASURE,
     bpm.MEASURE.name: bpm.MEASURE,
     insq.MEASURE.name: insq.MEASURE,
+    nerr10.MEASURE.name: nerr10.MEASURE,
+    nerr11.MEASURE.name: nerr11.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]

@@ -18,9 +18,11 @@ from collections.abc import Mapping
 import polars as pl
 
 from . import sdcg
-from ._base import Option, option_text
+from ._base import ROWS, Option, option_text
 
 OPTIONS: tuple[Option, ...] = sdcg.OPTIONS
+# cwl_eval's depth: the positions a ranking is scored over (RankingMaker's max_n in ir_measures' provider)
+DEPTH = 1000
 
 REFUSES_AVERAGE = (
     "its weights are products of 1 - g' over the positions above, normalised per query: not linear in per-position "
@@ -47,6 +49,12 @@ def checked_levels(name: str, values: Mapping[str, float]) -> tuple[float, float
         )
         raise ValueError(msg)
     return min_rel, max_rel
+
+
+def past_the_list(table: tuple[float, ...]) -> pl.Expr:
+    """Per query, `table[m]` at its m rows (`ROWS`, at most `DEPTH`): the summed weights of the positions past
+    the end of its list, tabulated per call for every m in 0..`DEPTH`."""
+    return pl.lit(pl.Series(table, dtype=pl.Float64)).gather(pl.col(ROWS).clip(0, DEPTH))
 
 
 def suffix(*values: float) -> str:

@@ -38,8 +38,7 @@ from ._base import (
     term_name,
 )
 
-# cwl_eval's depth: the positions a ranking is scored over (RankingMaker's max_n in ir_measures' provider)
-DEPTH = 1000
+DEPTH = _cwl.DEPTH
 
 
 def weight(target: float) -> pl.Expr:

@@ -42,24 +42,30 @@ def running_at(min_rel: float, max_rel: float) -> list[Running]:
     return [Running(continuation(min_rel, max_rel), 1.0 - _cwl.scaled_gain(min_rel, max_rel), "product", True)]
 
 
+def list_product(min_rel: float, max_rel: float) -> tuple[str, Term]:
+    """The product of 1 - g' over the whole list (null for a query with no row): the least of the running
+    products (factors in [0, 1])."""
+    name = term_name(f"cwl_list_product_{_cwl.suffix(min_rel, max_rel)}", None)
+    product = pl.col(continuation(min_rel, max_rel)) * (1.0 - _cwl.scaled_gain(min_rel, max_rel))
+    return name, Term(product, None, least=True)
+
+
 def _names(min_rel: float, max_rel: float, cutoff: int | None) -> tuple[str, str, str]:
     stem = _cwl.suffix(min_rel, max_rel)
     return (
         term_name(f"nerr8_utility_{stem}", cutoff),
         term_name(f"nerr8_weight_{stem}", cutoff),
-        term_name(f"cwl_list_product_{stem}", None),
+        list_product(min_rel, max_rel)[0],
     )
 
 
 def terms_at(min_rel: float, max_rel: float, context: Context, cutoff: int | None) -> dict[str, Term]:
     weight, gain = pl.col(continuation(min_rel, max_rel)), _cwl.scaled_gain(min_rel, max_rel)
-    utility, weights, product = _names(min_rel, max_rel, cutoff)
+    utility, weights, _ = _names(min_rel, max_rel, cutoff)
     return {
         utility: Term(cut(weight * gain, POSITION, cutoff), None),
         weights: Term(cut(weight, POSITION, cutoff), None),
-        # the product over the whole list: the least of the running products (factors in [0, 1])
-        product: Term(weight * (1.0 - gain), None, least=True),
-    }
+    } | dict([list_product(min_rel, max_rel)])
 
 
 def value_at(min_rel: float, max_rel: float, context: Context, cutoff: int | None) -> pl.Expr:

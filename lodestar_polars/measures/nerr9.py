@@ -73,7 +73,7 @@ def _names(min_rel: float, max_rel: float, cutoff: int | None) -> tuple[str, str
     return (
         term_name(f"nerr9_utility_{stem}", cutoff),
         term_name(f"nerr9_weight_{stem}", cutoff),
-        term_name(f"cwl_list_product_{stem}", None),
+        nerr8.list_product(min_rel, max_rel)[0],
     )
 
 
@@ -81,12 +81,11 @@ def terms_at(min_rel: float, max_rel: float, context: Context, cutoff: int | Non
     product_above = pl.col(nerr8.continuation(min_rel, max_rel))
     gain = _cwl.scaled_gain(min_rel, max_rel)
     weight = product_above / pl.col(POSITION).cast(pl.Float64)
-    utility, weights, product = _names(min_rel, max_rel, cutoff)
+    utility, weights, _ = _names(min_rel, max_rel, cutoff)
     return {
         utility: Term(cut(weight * gain, POSITION, cutoff), None),
         weights: Term(cut(weight, POSITION, cutoff), None),
-        product: Term(product_above * (1.0 - gain), None, least=True),
-    }
+    } | dict([nerr8.list_product(min_rel, max_rel)])
 
 
 def value_at(min_rel: float, max_rel: float, context: Context, cutoff: int | None) -> pl.Expr:
