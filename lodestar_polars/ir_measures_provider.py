@@ -10,14 +10,14 @@ ir_measures' default providers for every measure it does not compute.
 The measures it computes are those whose module (`lodestar_polars/measures/`) gives an ir_measures spelling,
 with their parameters: the cut-off or recall level, `rel` (a level >= rel is relevant: `threshold=rel - 1`),
 `judged_only`, and the measure's own options (SetF's `beta`; the `min_rel` and `max_rel` of SDCG, NERR8-11,
-BPM and INSQ, the `T` of BPM, INSQ and NERR11, NERR10's `p`); nDCG with its default `dcg="log2"` and no
+BPM, INSQ and INST, the `T` of BPM, INSQ, INST and NERR11, NERR10's `p`); nDCG with its default `dcg="log2"` and no
 `gains`.  RBP is left to ir_measures: its default provider (cwl_eval) takes a binary `rel`, where this package's
 rbp brings graded levels into [0, 1].
 
 Tied scores are ordered as the provider ir_measures' default pipeline would choose for the measure:
 trec_eval's order (doc id descending, `ties="doc"`) for pytrec_eval's and gdeval's measures, doc id ascending
 for Judged and RR@k (its judged and msmarco providers), the order the run gives for the C/W/L measures (SDCG,
-NERR8-11, BPM, INSQ: cwl_eval keeps it);
+NERR8-11, BPM, INSQ, INST: cwl_eval keeps it);
 `LodestarProvider(ties=...)` takes one of this package's tie modes for every measure instead (`"average"`: the
 expectation over the tied orders).
 

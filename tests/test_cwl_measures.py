@@ -1,5 +1,5 @@
-"""The C/W/L measures NERR8@k, NERR9@k, NERR10(p), NERR11(T), BPM(T)@K and INSQ(T) against ir_measures' cwl_eval
-provider (cwl_eval itself), per query and on average, on random runs with ties and judgments at levels -2..5
+"""The C/W/L measures NERR8@k, NERR9@k, NERR10(p), NERR11(T), BPM(T)@K, INSQ(T) and INST(T) against cwl_eval
+(ir_measures' cwl_eval provider), per query and on average, on random runs with ties and judgments at levels -2..5
 (below min_rel and above max_rel), the edge cases derived by hand, and INSQ's tie modes against every order of
 the tied rows."""
 
@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+from lodestar_polars.measures.inst import trigamma
 from lodestar_polars.measures.nerr9 import harmonic
 
 ir_measures = pytest.importorskip("ir_measures", reason="ir-measures is a test dependency (pip install '.[test]')")
@@ -87,6 +88,10 @@ MEASURES: dict[str, Any] = {
     "nerr11(max_rel=4)": M.NERR11(max_rel=4),
     "nerr11(t=2,max_rel=2)": M.NERR11(T=2.0, max_rel=2),
     "nerr11(t=0.25,min_rel=1,max_rel=3)": M.NERR11(T=0.25, min_rel=1, max_rel=3),
+    "inst(max_rel=4)": M.INST(max_rel=4),
+    "inst(t=2,max_rel=2)": M.INST(T=2.0, max_rel=2),
+    "inst(t=0.25,min_rel=1,max_rel=3)": M.INST(T=0.25, min_rel=1, max_rel=3),
+    "inst(t=6,max_rel=1)": M.INST(T=6.0, max_rel=1),
 }
 
 
@@ -200,6 +205,31 @@ def test_insq_tie_modes_are_the_mean_and_extremes_over_every_order(frame: pl.Dat
             assert got[name].item() == pytest.approx(by_order.select(expected(name)).item(), rel=EXACT, abs=EXACT)
 
 
+def test_inst_by_hand() -> None:
+    """max_rel=4, T=1: g' = 1/2, 0, 1, gathered G = 1/2, 1/2, 3/2; x = p + 2 - G = 5/2, 7/2, 7/2, so C = 9/25,
+    25/49, 25/49 and the weights P = 1, 9/25, 9/25 x 25/49 = 9/49; past the list (a = 2 - 3/2 = 1/2, m = 3)
+    P(q) = (9/49 x 25/49) (7/2)^2 / (q - 1/2)^2 for q = 4..1000.  INST = (1/2 + 9/49) / (1 + 9/25 + 9/49 + that
+    sum)."""
+    past = (
+        Fraction(9 * 25, 49 * 49)
+        * Fraction(49, 4)
+        * sum((1 / (Fraction(q) - Fraction(1, 2)) ** 2 for q in range(4, 1001)), Fraction(0))
+    )
+    expected = (Fraction(1, 2) + Fraction(9, 49)) / (1 + Fraction(9, 25) + Fraction(9, 49) + past)
+    got = ONE_QUERY.rank_metrics.evaluate(["inst(max_rel=4)"], ties="input").item(0, 1)
+    assert got == pytest.approx(float(expected), rel=EXACT)
+
+
+def test_trigamma_against_exact_fractions() -> None:
+    """INST's weights past the list, trigamma(x) - trigamma(x + n) = the sum over i < n of 1 / (x + i)^2."""
+    cases = [(0.5, 999), (1.0, 1000), (2.75, 10), (0.25, 3), (37.5, 963), (998.5, 1)]
+    frame = pl.DataFrame({"x": [x for x, _ in cases], "n": [float(n) for _, n in cases]})
+    got = frame.select(trigamma(pl.col("x")) - trigamma(pl.col("x") + pl.col("n"))).to_series().to_list()
+    for (x, n), value in zip(cases, got, strict=True):
+        exact = sum((1 / (Fraction(x) + i) ** 2 for i in range(n)), Fraction(0))
+        assert math.isclose(value, float(exact), rel_tol=1e-14, abs_tol=1e-17), (x, n)
+
+
 def test_harmonic_numbers_against_exact_fractions() -> None:
     """NERR9's weights past the list, H(k) - H(m): H(n) by digamma's series, within 2e-15 of the exact sums."""
     ns = [*range(0, 60), 99, 100, 999, 1000, 4096]
@@ -212,6 +242,8 @@ def test_harmonic_numbers_against_exact_fractions() -> None:
 def test_options_are_checked() -> None:
     with pytest.raises(ValueError, match=r"nerr8: max_rel=1 must exceed min_rel=2"):
         ONE_QUERY.rank_metrics.evaluate("nerr8(min_rel=2,max_rel=1)@5", ties="input")
+    with pytest.raises(ValueError, match=r"T must be at least 1/4"):
+        ONE_QUERY.rank_metrics.evaluate("inst(t=0.2,max_rel=4)", ties="input")
     with pytest.raises(ValueError, match=r"T, the gain the user wants, must be positive"):
         ONE_QUERY.rank_metrics.evaluate("bpm(t=0,max_rel=4)@5", ties="input")
     with pytest.raises(ValueError, match=r"nerr9"):

@@ -251,6 +251,7 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("insq", None, None),
     MeasureKind("nerr10", None, None),
     MeasureKind("nerr11", None, None),
+    MeasureKind("inst", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -314,6 +315,9 @@ OPTION_VALUES: dict[tuple[str, str], tuple[float, ...]] = {
     ("nerr11", "t"): (0.5, 1.0, 2.0, 0.25),
     ("nerr11", "min_rel"): (0.0, 1.0, 0.5),
     ("nerr11", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("inst", "t"): (0.5, 1.0, 2.0, 0.25),
+    ("inst", "min_rel"): (0.0, 1.0, 0.5),
+    ("inst", "max_rel"): (4.0, 1.5, 2.0, 3.0),
 }
 # each option's default as its tool documents it (trec_eval's m_rbp.c: p = 0.9; m_set_F.c: x = 1.0; m_utility.c:
 # 1, -1, 0, 0; -N: no collection size; ir_measures' SDCG: min_rel = 0): the option-less measure must be the
@@ -338,6 +342,8 @@ DOCUMENTED_DEFAULTS: dict[tuple[str, str], float] = {
     ("nerr10", "min_rel"): 0.0,
     ("nerr11", "t"): 1.0,
     ("nerr11", "min_rel"): 0.0,
+    ("inst", "t"): 1.0,  # ir_measures' INST: T = 1
+    ("inst", "min_rel"): 0.0,
 }
 # the collection size given to utility when its d is drawn non-zero without one
 UTILITY_COLLECTION = 500.0

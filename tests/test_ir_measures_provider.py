@@ -77,7 +77,7 @@ BOTH = [
     M.SDCG(max_rel=3) @ 5, M.SDCG(max_rel=2) @ 10, M.SDCG(min_rel=1, max_rel=3) @ 5,
     M.NERR8(max_rel=3) @ 5, M.NERR9(min_rel=1, max_rel=3) @ 10, M.BPM(max_rel=3) @ 10, M.BPM(T=2.0, max_rel=2) @ 5,
     M.INSQ(max_rel=3), M.INSQ(T=2.0, min_rel=1, max_rel=3), M.NERR10(max_rel=3), M.NERR10(p=0.5, max_rel=2),
-    M.NERR11(max_rel=3), M.NERR11(T=2.0, min_rel=1, max_rel=3),
+    M.NERR11(max_rel=3), M.NERR11(T=2.0, min_rel=1, max_rel=3), M.INST(max_rel=3), M.INST(T=3.0, max_rel=2),
 ]  # fmt: skip
 # pytrec_eval's own measures: its provider, called directly
 PYTREC_EVAL = [m for m in BOTH if ir_measures.pytrec_eval.supports(m)]

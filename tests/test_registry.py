@@ -201,6 +201,7 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "insq": "insq",
         "nerr10": "nerr10",
         "nerr11": "nerr11",
+        "inst": "inst",
     }
 
 

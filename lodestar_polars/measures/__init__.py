@@ -36,6 +36,7 @@ from . import (
     ideal_dcg,
     infap,
     insq,
+    inst,
     iprec_at_recall,
     judged,
     ndcg,
@@ -118,6 +119,7 @@ REGISTRY: dict[str, Definition] = {
     insq.MEASURE.name: insq.MEASURE,
     nerr10.MEASURE.name: nerr10.MEASURE,
     nerr11.MEASURE.name: nerr11.MEASURE,
+    inst.MEASURE.name: inst.MEASURE,
 }
 
 __all__ = ["REGISTRY", "Definition", "Quantity"]
