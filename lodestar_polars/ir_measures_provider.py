@@ -182,7 +182,7 @@ class LodestarProvider(providers.Provider):
 
     Parameters
     ----------
-    ties
+    ties : str | None
         One of this package's tie modes for every measure ("doc", "average", "input", ...), or None (the
         default): each measure's tied scores ordered as ir_measures' default provider for it orders them.
     """
