@@ -149,15 +149,13 @@ def _frame(data: object, value: str) -> pl.LazyFrame:
     schema = {QUERY: pl.String, DOC: pl.String, value: pl.Int64 if value == RELEVANCE else pl.Float64}
     if isinstance(data, pl.LazyFrame | pl.DataFrame):
         frame = data.lazy()
-    elif isinstance(data, dict):  # dict of dicts: one list per query, exploded by Polars
-        frame = pl.LazyFrame(
-            {
-                QUERY: list(data),
-                DOC: [list(docs) for docs in data.values()],
-                value: [list(docs.values()) for docs in data.values()],
-            },
-            schema={QUERY: pl.String, DOC: pl.List(pl.String), value: pl.List(schema[value])},
-        ).explode(DOC, value)
+    elif isinstance(data, dict):  # dict of dicts: flat columns (lists of lists build 3x slower)
+        columns = {
+            QUERY: [query for query, docs in data.items() for _ in range(len(docs))],
+            DOC: [doc for docs in data.values() for doc in docs],
+            value: [level for docs in data.values() for level in docs.values()],
+        }
+        frame = pl.LazyFrame(columns, schema=schema, strict=False)
     elif hasattr(data, "itertuples"):  # a pandas frame
         pandas_frame: Any = data
         frame = pl.from_pandas(pandas_frame[[QUERY, DOC, value]]).lazy()
