@@ -246,6 +246,13 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("ideal_dcg", None, "ideal_dcg", discounted=True),
     # log((1 + S) / (1 + R - S)): below 0 when S < R / 2
     MeasureKind("yaap", None, "yaap", signed=True),
+    MeasureKind("nerr8", None, None),
+    MeasureKind("nerr9", None, None),
+    MeasureKind("bpm", None, None),
+    MeasureKind("insq", None, None),
+    MeasureKind("nerr10", None, None),
+    MeasureKind("nerr11", None, None),
+    MeasureKind("inst", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -293,6 +300,25 @@ OPTION_VALUES: dict[tuple[str, str], tuple[float, ...]] = {
     # every min_rel below every max_rel (sdcg refuses max_rel <= min_rel); max_rel is required (no default)
     ("sdcg", "min_rel"): (0.0, 1.0, 0.5),
     ("sdcg", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("nerr8", "min_rel"): (0.0, 1.0, 0.5),
+    ("nerr8", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("nerr9", "min_rel"): (0.0, 1.0, 0.5),
+    ("nerr9", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("bpm", "t"): (0.5, 1.0, 2.0, 0.25),
+    ("bpm", "min_rel"): (0.0, 1.0, 0.5),
+    ("bpm", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("insq", "t"): (0.5, 1.0, 2.0, 0.25),
+    ("insq", "min_rel"): (0.0, 1.0, 0.5),
+    ("insq", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("nerr10", "p"): (0.5, 0.9, 0.8, 0.99, 0.1),
+    ("nerr10", "min_rel"): (0.0, 1.0, 0.5),
+    ("nerr10", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("nerr11", "t"): (0.5, 1.0, 2.0, 0.25),
+    ("nerr11", "min_rel"): (0.0, 1.0, 0.5),
+    ("nerr11", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("inst", "t"): (0.5, 1.0, 2.0, 0.25),
+    ("inst", "min_rel"): (0.0, 1.0, 0.5),
+    ("inst", "max_rel"): (4.0, 1.5, 2.0, 3.0),
 }
 # each option's default as its tool documents it (trec_eval's m_rbp.c: p = 0.9; m_set_F.c: x = 1.0; m_utility.c:
 # 1, -1, 0, 0; -N: no collection size; ir_measures' SDCG: min_rel = 0): the option-less measure must be the
@@ -307,6 +333,18 @@ DOCUMENTED_DEFAULTS: dict[tuple[str, str], float] = {
     ("utility", "d"): 0.0,
     ("utility", "collection"): 0.0,
     ("sdcg", "min_rel"): 0.0,  # ir_measures' SDCG: min_rel = 0 (its max_rel has no default, nor has ours)
+    ("nerr8", "min_rel"): 0.0,  # ir_measures' NERR8, NERR9, BPM and INSQ: min_rel = 0, T = 1
+    ("nerr9", "min_rel"): 0.0,
+    ("bpm", "t"): 1.0,
+    ("bpm", "min_rel"): 0.0,
+    ("insq", "t"): 1.0,
+    ("insq", "min_rel"): 0.0,
+    ("nerr10", "p"): 0.9,  # ir_measures' NERR10: p = 0.9
+    ("nerr10", "min_rel"): 0.0,
+    ("nerr11", "t"): 1.0,
+    ("nerr11", "min_rel"): 0.0,
+    ("inst", "t"): 1.0,  # ir_measures' INST: T = 1
+    ("inst", "min_rel"): 0.0,
 }
 # the collection size given to utility when its d is drawn non-zero without one
 UTILITY_COLLECTION = 500.0

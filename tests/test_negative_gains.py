@@ -336,6 +336,14 @@ GAIN_MEASURE_SPELLINGS = {
     "rndcg": "rndcg",
     "sdcg": "sdcg(max_rel=3)@3",
     "ideal_dcg": "ideal_dcg@3",  # the ideal stops at the first gain <= 0: -1 weighs as 0 there
+    # the C/W/L measures clip the gain to [min_rel, max_rel], as sdcg does
+    "nerr8": "nerr8(max_rel=3)@3",
+    "nerr9": "nerr9(max_rel=3)@3",
+    "bpm": "bpm(max_rel=3)@3",
+    "insq": "insq(max_rel=3)",
+    "nerr10": "nerr10(max_rel=3)",
+    "nerr11": "nerr11(max_rel=3)",
+    "inst": "inst(max_rel=3)",
 }
 
 

@@ -195,6 +195,14 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "ideal_dcg": "ideal_dcg",
         "idcg": "ideal_dcg",
         "yaap": "yaap",
+        # ir_measures' C/W/L measures (cwl_eval)
+        "nerr8": "nerr8",
+        "nerr9": "nerr9",
+        "bpm": "bpm",
+        "insq": "insq",
+        "nerr10": "nerr10",
+        "nerr11": "nerr11",
+        "inst": "inst",
     }
 
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.cases import Qrels, Run, qrels_frame, ranx_values, run_frame, tie_free_case
+from tests.cases import Qrels, Run, qrels_frame, ranx_values, run_and_qrels, run_frame, tie_free_case
 
 # measures whose value depends on the order within the first k positions
 ORDERED = ["unj@1", "unj@2", "unj@4", "unj@9", "judged@1", "judged@2", "judged@9", "relative_p@2", "f1@1", "f1@3"]
@@ -99,6 +99,47 @@ def test_set_measures_and_judged_equal_ir_measures(seed: int) -> None:
         assert ours[ours_name].to_list() == pytest.approx(expected, rel=1e-12, abs=1e-12), ours_name
 
 
+JUDGED_PAIRS = {"judged@1": "Judged@1", "judged@3": "Judged@3", "judged@5": "Judged@5", "judged": "Judged"}
+JUDGED_PAIRS["judged@20"] = "Judged@20"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=run_and_qrels())
+def test_judged_equals_ir_measures_with_negative_levels_and_ties(case: tuple[Run, Qrels]) -> None:
+    """Judged@k as ir_measures computes it (its judged provider, the default for Judged) on judgments at levels
+    -3..3: a document judged at a negative level counts as judged.  ir_measures breaks ties by ascending doc
+    id: the rows are given in that order with ties="input".  Judged queries missing from the run score 0 in
+    both (missing_queries="zero"); per query and the mean."""
+    ir_measures = pytest.importorskip("ir_measures", reason="ir_measures is a test dependency")
+    run, qrels = case
+    if not set(run) & set(qrels):
+        return  # no query to score: ir_measures scores only the judged ones missing from the run
+    frame = run_frame(run).sort(["query", "score", "doc"], descending=[False, True, False])
+    options: dict[str, Any] = {"doc": "doc", "ties": "input", "qrels": qrels_frame(qrels), "missing_queries": "zero"}
+    ours = frame.rank_metrics.evaluate(list(JUDGED_PAIRS), **options)
+    measures = {ours_name: ir_measures.parse_measure(name) for ours_name, name in JUDGED_PAIRS.items()}
+    judgments = [ir_measures.Qrel(q, d, r) for q, docs in qrels.items() for d, r in docs.items()]
+    scored = [ir_measures.ScoredDoc(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    theirs = {(m.query_id, m.measure): m.value for m in ir_measures.iter_calc(measures.values(), judgments, scored)}
+    for ours_name, measure in measures.items():
+        expected = [theirs[query, measure] for query in ours["query"]]
+        assert ours[ours_name].to_list() == pytest.approx(expected, rel=1e-12, abs=1e-12), ours_name
+    means = frame.rank_metrics.evaluate_mean(list(JUDGED_PAIRS), **options)
+    aggregate = ir_measures.calc_aggregate(measures.values(), judgments, scored)
+    for ours_name, measure in measures.items():
+        assert means[ours_name].item() == pytest.approx(aggregate[measure], rel=1e-12, abs=1e-12), ours_name
+
+
+def test_judged_counts_negative_levels_as_judged_and_unj_as_unjudged() -> None:
+    """One query, tie-free: a judged 2, b judged -1, c judged -2, d not in the judgments.  judged@k (ir_measures)
+    counts a, b and c: @2 2/2, @3 3/3, @4 3/4; unj@k (trec_eval) counts b, c and d unjudged: @2 1/2, @4 3/4."""
+    run = pl.DataFrame({"query": ["q"] * 4, "doc": ["a", "b", "c", "d"], "score": [4.0, 3.0, 2.0, 1.0]})
+    qrels = pl.DataFrame({"query": ["q"] * 3, "doc": ["a", "b", "c"], "relevance": [2, -1, -2]})
+    measures = ["judged@2", "judged@3", "judged@4", "unj@2", "unj@4"]
+    result = run.rank_metrics.evaluate(measures, doc="doc", qrels=qrels, ties="doc")
+    assert result.row(0) == ("q", 1.0, 1.0, 3 / 4, 1 / 2, 3 / 4)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_f1_and_hit_rate_equal_ranx(seed: int) -> None:
     """ranx's f1@k (k past the lists too) and f1, and its hit_rate@k, which is success@k (an alias)."""
@@ -174,14 +215,15 @@ def test_relative_precision_unj_judged_and_f1_by_hand() -> None:
     """ties="doc" orders b and c (tied) as trec_eval does, by descending doc id: a, c, b, d.
     relative_P@k = hits@k / min(k, R): q1 (R 3): @1 1/1, @2 1/2, @10 1/3; without a cut-off 1/3 (recall).
     unj@k = unjudged within k / k (c judged -1 is unjudged, and d): @1 0, @2 1/2, @10 2/10; unj 2/4.
-    judged@k = judged within k / min(k, n): @2 1/2, @10 2/4.  f1@k = 2 hits / (k + R): @1 2/4, @10 2/13.
+    judged@k = judged within k / min(k, n), c judged -1 counting as judged (ir_measures): @2 2/2, @10 3/4.
+    f1@k = 2 hits / (k + R): @1 2/4, @10 2/13.
     q2 (R 0; e judged 0 first, f unjudged): relative_P and f1 no_relevant (null here), unj@1 0, unj@2 1/2,
     unj@10 1/10, unj 1/2, judged@2 and judged@10 1/2.
     q3 (missing): relative_P@k 0 (R 1, no hit), unj 0 (trec_eval -c zeroes it), judged 0 (no row), f1 0."""
     measures = ["relative_p@1", "relative_p@2", "relative_p@10", "relative_p", "unj@1", "unj@2", "unj@10", "unj"]
     measures += ["judged@2", "judged@10", "f1@1", "f1@10"]
     values = edge(measures, missing_queries="zero", no_relevant=None)
-    q1 = [1.0, 1 / 2, 1 / 3, 1 / 3, 0.0, 1 / 2, 2 / 10, 2 / 4, 1 / 2, 2 / 4, 2 / 4, 2 / 13]
+    q1 = [1.0, 1 / 2, 1 / 3, 1 / 3, 0.0, 1 / 2, 2 / 10, 2 / 4, 1.0, 3 / 4, 2 / 4, 2 / 13]
     assert values["q1"] == pytest.approx(dict(zip(measures, q1, strict=True))), values
     q2 = [None] * 4 + [0.0, 1 / 2, 1 / 10, 1 / 2] + [1 / 2, 1 / 2, None, None]
     assert values["q2"] == dict(zip(measures, q2, strict=True)), values

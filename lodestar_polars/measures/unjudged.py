@@ -1,8 +1,9 @@
 """unj@k (trec_eval's unj_k): the unjudged rows within the first k positions (`_unjudged`), divided by k, also
 past the end of the list (trec_eval: the positions past it hold judged non-relevant documents); without a
 cut-off, by the query's rows.  With judgments, a row is unjudged when the judgments give it no level or a
-negative one; without judgments every row is judged, and unj is 0.  A query with no row (a judged query
-missing from the run, missing_queries="zero") scores 0, as trec_eval -c sets it.
+negative one (judged@k, ir_measures' Judged@k, counts a document judged at a negative level as judged, so
+unj@k + judged@k is not 1 then); without judgments every row is judged, and unj is 0.  A query with no row (a
+judged query missing from the run, missing_queries="zero") scores 0, as trec_eval -c sets it.
 
 Ties: linear in per-position weights: under ties="average" the exact expectation, E[unjudged@k] / k; under
 ties="optimistic" the largest value over the orders of tied rows (unjudged rows first), under "pessimistic"
@@ -24,12 +25,12 @@ def _extreme(context: Context) -> _unjudged.Extreme:
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
-    return _unjudged.terms(context, cutoff, _extreme(context))
+    return _unjudged.terms(context, cutoff, _extreme(context), "unjudged")
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
     c = cut_at(cutoff)
-    count = pl.col(_unjudged.unjudged_column(context, c, _extreme(context)))
+    count = pl.col(_unjudged.count_column(context, c, _extreme(context), "unjudged"))
     if cutoff is None:
         length = pl.col(ROWS).cast(pl.Float64)
         return pl.when(length == 0).then(0.0).otherwise(count / length)
@@ -46,7 +47,10 @@ def _as_float(value: int) -> float:
 
 MEASURE = Definition(
     name="unj",
-    oracle="trec_eval binary; every tied order enumerated",
+    oracle=(
+        "trec_eval binary (a document judged at a negative level counts as unjudged: unlike `judged`); every tied"
+        " order enumerated"
+    ),
     method=None,
     aliases=("unjudged",),
     trec_eval=Spelling(None, "unj_{k}"),
