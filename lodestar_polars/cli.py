@@ -39,11 +39,13 @@ import polars as pl
 from . import __version__, partitions
 from ._command_errors import DATA_ERRORS, EXIT_DATA_ERROR, EXIT_OK, EXIT_USAGE_ERROR, PROG, DataError, UsageError
 from ._mean import mean as mean_of
+from ._measure_names import closest_names
 from ._spec import (
     CANONICAL_MEASURES,
     MEASURE_NAMES,
     MEASURE_PATTERN,
     Measure,
+    MissingColumnError,
     parse_measure,
 )
 from .io import scan_trec_qrels, scan_trec_run
@@ -160,15 +162,21 @@ def _requires_a_cutoff(spelled: str) -> bool:
 
 
 def _parsed_measure(spelled: str) -> Measure:
-    """`parse_measure`, its errors as usage errors (an unknown name listing the names `-m` takes)."""
+    """`parse_measure`, its errors as usage errors (an unknown name: the closest names `-m` takes, or all)."""
     try:
         return parse_measure(spelled)
     except ValueError as error:
+        known = (
+            "known measures (case-insensitive, each optionally @k with k in ASCII digits, iprec@level with a "
+            "recall level)"
+        )
+        closest = closest_names(spelled)
         msg = (
-            f"unknown measure {spelled!r}; known measures (case-insensitive, each optionally @k with k "
-            f"in ASCII digits, iprec@level with a recall level): {measure_names_text()}."
-            if str(error).startswith("unknown measure")
-            else str(error)
+            str(error)
+            if not str(error).startswith("unknown measure")
+            else f"unknown measure {spelled!r}; {known}: did you mean {' or '.join(repr(c) for c in closest)}?"
+            if closest
+            else f"unknown measure {spelled!r}; {known}: {measure_names_text()}."
         )
         raise UsageError(msg) from None
 
@@ -511,6 +519,9 @@ _Built = TypeVar("_Built")
 def _usage_errors(build: Callable[[], _Built], options: Mapping[str, Any]) -> _Built:
     try:
         return build()
+    except MissingColumnError as error:  # the option naming the column, not the Python argument
+        msg = f"{error.missing} Name the {error.role} column with --{error.role}."
+        raise DataError(msg) from error
     except (TypeError, ValueError) as error:
         if isinstance(error, TypeError) and "by" in options and "'by'" in str(error):
             msg = f"--by needs a lodestar_polars whose metrics take by=; this one does not ({error})"

@@ -5,6 +5,8 @@ a request (`parse_trec_measures`) and into the printed names and package columns
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -123,6 +125,26 @@ class TrecRequest:
 TrecRequested = Mapping[str, tuple[float, ...] | str | None]
 
 
+_PRINTED_PARAMETERS = re.compile(r"(.+?)_([0-9][0-9.,]*)")
+
+
+def closest_trec_names(text: str) -> list[str]:
+    """The ``-m`` values closest to an unknown one: a printed name given as a measure (``P_10``: ``P.10``), or
+    the names nearest its name part (difflib), with its parameters.
+
+    >>> closest_trec_names("P_10"), closest_trec_names("ndgc_cut.10")
+    (['P.10'], ['ndcg_cut.10'])
+    """
+    name, dot, parameters = text.partition(".")
+    printed = _PRINTED_PARAMETERS.fullmatch(text)
+    if printed is not None and printed.group(1) in TREC_BY_NAME:
+        return [f"{printed.group(1)}.{printed.group(2)}"]
+    known = [*TREC_BY_NAME, *TREC_NICKNAMES]
+    by_lower = {known_name.lower(): known_name for known_name in known}
+    found = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.75)
+    return [f"{by_lower[match]}{dot}{parameters}" for match in found]
+
+
 def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
     """trec_eval's ``-m`` values -> {trec_eval measure name: cut-offs}, in trec_eval's print order.
 
@@ -156,8 +178,13 @@ def parse_trec_measures(texts: Sequence[str]) -> TrecRequest:
             continue
         measure = TREC_BY_NAME.get(name)
         if measure is None:
+            closest = closest_trec_names(text)
             supported = ", ".join([*TREC_BY_NAME, *TREC_NICKNAMES])
-            msg = f"trec_eval measure {text!r} is not supported; supported: {supported}."
+            msg = (
+                f"trec_eval measure {text!r} is not supported; did you mean {' or '.join(map(repr, closest))}?"
+                if closest
+                else f"trec_eval measure {text!r} is not supported; supported: {supported}."
+            )
             if name in preferences.ALL_PREFS or name in preferences.NICKNAMES:
                 msg = f"trec_eval measure {text!r} needs -R prefs or -R qrels_prefs (preference judgments)."
             raise UsageError(msg)
@@ -204,4 +231,4 @@ def printed_columns(name: str, cutoffs: tuple[float, ...] | str | None, collecti
         return [(name, family)]
     if measure.levels:
         return [(f"{name}_{level:3.2f}", level_column(family, level)) for level in cutoffs]
-    return [(f"{name}_{k:.0f}", f"{family}@{k:.0f}") for k in cutoffs]
+    return [(f"{name}_{int(k)}", f"{family}@{int(k)}") for k in cutoffs]

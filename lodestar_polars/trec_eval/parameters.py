@@ -13,6 +13,7 @@ from collections.abc import Callable
 from .._command_errors import UsageError
 
 _LEADING_INTEGER = re.compile(r"\s*([+-]?[0-9]+)")
+LARGEST_CUTOFF = 2**63 - 1  # trec_eval reads a cut-off as a C long (atol)
 
 
 _TREC_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -193,6 +194,12 @@ def parse_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
     cutoffs = sorted(int(match.group(1)) for match in leading if match)
     if cutoffs[0] <= 0:
         msg = f"measure '{name}.{parameters}': cut-offs must be positive{pairs}."
+        raise UsageError(msg)
+    if cutoffs[-1] > LARGEST_CUTOFF:
+        msg = (
+            f"measure '{name}.{parameters}': cut-off {cutoffs[-1]} is above {LARGEST_CUTOFF}, the largest trec_eval "
+            "reads (a C long: its atol would read this one as that largest value)."
+        )
         raise UsageError(msg)
     if len(set(cutoffs)) != len(cutoffs):
         msg = f"measure '{name}.{parameters}': duplicate cut-offs."

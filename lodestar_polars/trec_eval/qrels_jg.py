@@ -95,7 +95,7 @@ def columns(requested: dict[str, tuple[float, ...] | None]) -> list[tuple[str, s
         if parameters is None:
             pairs.append((name, family))
         elif name == "P_avgjg":
-            pairs += [(f"{name}_{k:.0f}", f"{family}@{k:.0f}") for k in parameters]
+            pairs += [(f"{name}_{int(k)}", f"{family}@{int(k)}") for k in parameters]
         else:
             pairs += [(f"{name}_{m:3.2f}", parse_measure(f"{family}@{m!r}").column) for m in parameters]
     return pairs
