@@ -62,9 +62,8 @@ def test_an_empty_run_file_is_refused_as_trec_eval_refuses_it(
     trec_eval: TrecEval, files: tuple[Path, Path, Path], arguments: list[str], complete: list[str]
 ) -> None:
     qrels, _, empty = files
-    if "prefs" in arguments:  # a preference file: qid jg jsg docno level (-R qrels_prefs reads the qrels)
-        if "qrels_prefs" not in arguments:
-            qrels.write_text("q1 1 1 a 2\nq1 1 1 b 1\n")
+    if "prefs" in arguments and "qrels_prefs" not in arguments:  # a preference file: qid jg jsg docno level
+        qrels.write_text("q1 1 1 a 2\nq1 1 1 b 1\n")
     theirs = trec_eval.call([*complete, *arguments], qrels, empty)
     assert theirs.returncode == 2
     assert f"Cannot read results file '{empty}'" in theirs.stderr
@@ -85,7 +84,8 @@ def test_a_run_of_comments_alone_is_not_an_empty_file(trec_eval: TrecEval, files
     """trec_eval refuses a file of zero bytes only: a run of comment lines is read (no query), as here."""
     qrels, run, _ = files
     run.write_text("# nothing retrieved\n")
-    assert call("trec_eval", "-c", "-m", "P.5", str(qrels), str(run))[1] == trec_eval.run(["-c", "-m", "P.5"], qrels, run)
+    theirs = trec_eval.run(["-c", "-m", "P.5"], qrels, run)
+    assert call("trec_eval", "-c", "-m", "P.5", str(qrels), str(run))[1] == theirs
 
 
 # --------------------------------------------------------------------------------------------------------
