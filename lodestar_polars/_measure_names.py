@@ -9,7 +9,7 @@ ir_measures (`NumRet`, `SetP`) and ranx (`precision@5`), read from each measure'
 >>> from_tool_spelling("ndcg_cut_10"), from_tool_spelling("iprec_at_recall_0.50"), from_tool_spelling("NumRet")
 ('ndcg@10', 'iprec@0.50', 'num_ret')
 >>> closest_names("ndgc@10")
-['ndcg@10']
+['ndcg@10', 'dcg@10']
 """
 
 from __future__ import annotations

@@ -288,3 +288,47 @@ def test_trec_eval_v_prints_the_version_as_trec_eval(trec_eval: TrecEval, files:
     code, out, err = call("trec_eval", "-v")
     assert (code, out) == (theirs.returncode, theirs.stdout) == (0, "")
     assert err.startswith(theirs.stderr.rstrip("\n"))  # "trec_eval version 10.0-rc3", then ours in parentheses
+
+
+# --------------------------------------------------------------------------------------------------------
+# 6. progress on a terminal, nothing elsewhere
+
+
+class Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def call_on_terminal(*arguments: str) -> tuple[int, str, str]:
+    """`lodestar-polars ARGUMENTS` with stderr a terminal: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), Terminal()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(arguments))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_evaluate_shows_its_steps_on_a_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "log.parquet"
+    pl.DataFrame({"query": [1, 1, 2], "relevance": [1, 0, 1], "score": [0.3, 0.2, 0.1]}).write_parquet(path)
+    per_query = tmp_path / "per_query.csv"
+    code, out, err = call_on_terminal("evaluate", str(path), "--per-query", str(per_query))
+    assert code == 0
+    assert re.search(rf"\rlodestar-polars: evaluating 3 rows of {re.escape(str(path))}… [0-9]+ s", err)
+    assert re.search(rf"\rlodestar-polars: writing {re.escape(str(per_query))}… [0-9]+ s", err)
+    assert out == call("evaluate", str(path))[1]  # the table is unchanged, on stdout
+
+
+def test_trec_eval_shows_its_step_on_a_terminal(files: tuple[Path, Path, Path]) -> None:
+    qrels, run, _ = files
+    code, out, err = call_on_terminal("trec_eval", "-m", "map", str(qrels), str(run))
+    assert code == 0
+    assert f"lodestar-polars: evaluating {run}… " in err
+    assert out == call("trec_eval", "-m", "map", str(qrels), str(run))[1]
+
+
+def test_no_progress_with_quiet_or_off_a_terminal(files: tuple[Path, Path, Path]) -> None:
+    qrels, run, _ = files
+    assert call_on_terminal("trec_eval", "--quiet", "-m", "map", str(qrels), str(run))[2] == ""
+    assert call("trec_eval", "-m", "map", str(qrels), str(run))[2] == ""

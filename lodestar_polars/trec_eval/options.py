@@ -79,6 +79,7 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--version", action=_PrintVersion, help="print the version of trec_eval reproduced here, and exit"
     )
+    parser.add_argument("--quiet", action="store_true", help="no progress line on a terminal (stderr)")
     parser.add_argument(
         "-q", "--query_eval_wanted", dest="query_lines", action="store_true", help="also print each query's values"
     )

@@ -11,6 +11,7 @@ import polars as pl
 
 from .. import preferences
 from .._command_errors import EXIT_OK, DataError, UsageError
+from .._progress import Progress
 from .files import scan_run_argument
 
 
@@ -25,7 +26,8 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
     run = scan_run_argument(args.run, scratch)
     measures = [name for name in names if name in preferences.ALL_PREFS]
     plan = preferences.evaluate(run, judgments, measures, max_retrieved=args.max_retrieved, complete=args.complete)
-    per_query, runid = pl.collect_all([plan, run.select(pl.col("tag").last())], engine="streaming")
+    with Progress.on_terminal(args.quiet).step(f"evaluating {args.run}"):
+        per_query, runid = pl.collect_all([plan, run.select(pl.col("tag").last())], engine="streaming")
     if per_query.is_empty():
         msg = "no query has both results and preferences: nothing to evaluate (trec_eval stops too)."
         raise DataError(msg)

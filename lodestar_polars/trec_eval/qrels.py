@@ -14,6 +14,7 @@ import polars as pl
 
 from .. import judgment_groups
 from .._command_errors import EXIT_OK, PROG, DataError, UsageError
+from .._progress import Progress
 from .._spec import GAIN_KINDS, parse_measure
 from ..namespace import rank_metrics
 from .files import read_zscores, scan_qrels, scan_run_argument
@@ -169,9 +170,10 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
     else:
         gainful = pl.col("relevance") > 0
     gainful_plan = qrels.filter(gainful).select(pl.col("query").unique())
-    per_query, runid_frame, positive, gainful_queries, *top = pl.collect_all(
-        [per_query_plan, runid_plan, positive_plan, gainful_plan, *top_plans], engine="streaming"
-    )
+    with Progress.on_terminal(args.quiet).step(f"evaluating {args.run}"):
+        per_query, runid_frame, positive, gainful_queries, *top = pl.collect_all(
+            [per_query_plan, runid_plan, positive_plan, gainful_plan, *top_plans], engine="streaming"
+        )
     if per_query.is_empty():
         msg = (
             "no query has both results and judgments: nothing to evaluate (trec_eval stops too, 'No queries with "

@@ -15,6 +15,7 @@ import polars as pl
 
 from .. import judgment_groups
 from .._command_errors import EXIT_OK, DataError, UsageError
+from .._progress import Progress
 from .._spec import parse_measure
 from .files import scan_qrels, scan_run_argument
 from .measures import TREC_CUTOFFS
@@ -121,7 +122,8 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
         max_retrieved=args.max_retrieved,
         judged_only=args.judged_only,
     )
-    per_query, runid = pl.collect_all([per_query_plan, run.select(pl.col("tag").last())], engine="streaming")
+    with Progress.on_terminal(args.quiet).step(f"evaluating {args.run}"):
+        per_query, runid = pl.collect_all([per_query_plan, run.select(pl.col("tag").last())], engine="streaming")
     if per_query.is_empty():
         msg = (
             "no query has both results and judgments: nothing to evaluate (trec_eval stops too, 'No queries with "
