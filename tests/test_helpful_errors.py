@@ -267,19 +267,27 @@ def test_a_missing_column_names_the_option(tmp_path: Path, options: list[str], m
     assert err.rstrip().endswith(f"Name the {missing} column with --{missing}.")
 
 
-def test_swapped_files_are_pointed_out(files: tuple[Path, Path, Path]) -> None:
-    qrels, run, _ = files
-    code, _, err = call("trec_eval", "-m", "map", str(run), str(qrels))
+def test_a_run_given_as_the_judgments_is_pointed_out(files: tuple[Path, Path, Path]) -> None:
+    _, run, _ = files
+    code, _, err = call("trec_eval", "-m", "map", str(run), str(run))
     assert code == cli.EXIT_DATA_ERROR
     assert "expected 4 whitespace-separated fields, got 6" in err
     assert "It has a run line's fields (qid Q0 docno rank score tag): are the run and the judgments swapped?" in err
 
 
-def test_a_qrels_file_given_as_the_run_is_pointed_out(files: tuple[Path, Path, Path]) -> None:
+def test_judgments_given_as_the_run_are_pointed_out(files: tuple[Path, Path, Path]) -> None:
     qrels, _, _ = files
     code, _, err = call("trec_eval", "-m", "map", str(qrels), str(qrels))
     assert code == cli.EXIT_DATA_ERROR
     assert "It has a qrels line's fields (qid iter docno rel): are the run and the judgments swapped?" in err
+
+
+def test_swapped_files_are_pointed_out(files: tuple[Path, Path, Path]) -> None:
+    """Both files are then wrong: whichever error the plan raises first says they are swapped."""
+    qrels, run, _ = files
+    code, _, err = call("trec_eval", "-m", "map", str(run), str(qrels))
+    assert code == cli.EXIT_DATA_ERROR
+    assert err.rstrip().endswith("are the run and the judgments swapped?")
 
 
 def test_trec_eval_v_prints_the_version_as_trec_eval(trec_eval: TrecEval, files: tuple[Path, Path, Path]) -> None:
