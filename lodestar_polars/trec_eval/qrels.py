@@ -8,6 +8,7 @@ import argparse
 import functools
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -18,7 +19,7 @@ from .._progress import Progress
 from .._spec import GAIN_KINDS, parse_measure
 from ..namespace import rank_metrics
 from .files import read_zscores, scan_qrels, scan_run_argument
-from .measures import TREC_BY_NAME, TREC_NICKNAMES, parse_trec_measures, printed_columns
+from .measures import TREC_BY_NAME, TREC_NICKNAMES, TrecRequested, parse_trec_measures, printed_columns
 from .parameters import gain_mapping
 from .quirks import (
     ELEVEN_POINT_FIRST_LEVEL,
@@ -46,14 +47,7 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
     """trec_eval's output for `args` (the parsed ``trec_eval`` command) on a qrels file (``-R qrels``), printed
     on stdout: the package's measures evaluated in as few plans as the gain mappings allow, then trec_eval's
     quirks (`quirks`) applied to the per-query frame, then its lines (`summary`)."""
-    grouped = [
-        text
-        for text in args.measure or []
-        if text.partition(".")[0] in [*judgment_groups.TREC_EVAL_MEASURES, "qrels_jg"]
-    ]
-    if grouped:
-        msg = f"trec_eval measure {grouped[0]!r} averages over judgment groups: it needs -R qrels_jg."
-        raise UsageError(msg)
+    _refuse_judgment_group_measures(args.measure or [])
     request = parse_trec_measures(args.measure or [])
     requested = request.measures
     zscores = read_zscores(args.zscores) if args.zscores is not None else None
@@ -90,18 +84,8 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
     )
     if utility_rest is not None:
         counted += ["num_ret", "num_rel", "num_rel_ret"]
-    # measures with gain pairs: one evaluation per gain mapping, joined on the query
-    gained: dict[str, list[str]] = {}
-    gained_by: dict[str, str] = {}  # gain pairs -> the first measure named with them, for messages
-    ideal_read: set[str] = set()  # gain pairs a measure reading the ideal order takes (all of them but dcg)
-    for name, text in requested.items():
-        if TREC_BY_NAME[name].gains and isinstance(text, str):
-            gained.setdefault(text, []).extend(column for _, column in printed_columns(name, text))
-            gained_by.setdefault(text, name)
-            if name != "dcg":  # an error about the ideal order names a measure reading it
-                gained_by[text] = gained_by[text] if text in ideal_read else name
-                ideal_read.add(text)
-    apart = {column for columns_of_text in gained.values() for column in columns_of_text}
+    gained = _gain_pairs(requested)
+    apart = {column for pairs in gained.values() for column in pairs.columns}
     replaced = {utility_rest[0]: utility_rest[1]} if utility_rest is not None else {}
     measures = list(
         dict.fromkeys(
@@ -113,15 +97,8 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
         )
     )
     greatest = greatest_level(qrels) if gained else 0
-    mappings = {text: gain_mapping(gained_by[text], text, greatest, text in ideal_read) for text in gained}
-    evaluations: list[tuple[str | dict[float, float], list[str]]] = [
-        (mappings[text], gained_measures) for text, gained_measures in gained.items()
-    ]
-    if evaluations and not any(parse_measure(measure).kind in GAIN_KINDS for measure in measures):
-        # the measures that do not read the gain join the first gain mapping's evaluation: one evaluation fewer
-        evaluations[0] = (evaluations[0][0], [*measures, *evaluations[0][1]])
-    else:
-        evaluations.insert(0, ("linear", measures or ["rr"]))
+    mappings = {text: gain_mapping(pairs.named_by, text, greatest, pairs.ideal) for text, pairs in gained.items()}
+    evaluations = _evaluations(measures, [(mappings[text], pairs.columns) for text, pairs in gained.items()])
     options: dict[str, Any] = {
         "doc": "doc",
         "ties": "doc",
@@ -194,11 +171,60 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
     else:
         out = trec_lines(args, requested, columns, rows, (strings, relstring), runid, summaries)
     if request.not_computed:
-        nicknames = " and ".join(name for name in TREC_NICKNAMES if name in (args.measure or []))
-        sets = nicknames or "official (the default)"
-        sys.stderr.write(
-            f"{PROG}: note: of trec_eval's {sets} measures, these are not computed here and not printed: "
-            f"{', '.join(request.not_computed)}.\n"
-        )
+        _note_not_computed(request.not_computed, args.measure or [])
     sys.stdout.write("".join(out))
     return EXIT_OK
+
+
+def _refuse_judgment_group_measures(texts: Sequence[str]) -> None:
+    grouped = [text for text in texts if text.partition(".")[0] in [*judgment_groups.TREC_EVAL_MEASURES, "qrels_jg"]]
+    if grouped:
+        msg = f"trec_eval measure {grouped[0]!r} averages over judgment groups: it needs -R qrels_jg."
+        raise UsageError(msg)
+
+
+@dataclass
+class _GainPairs:
+    """The measures requested with one text of gain pairs (``ndcg.1=3,2=9``): their columns, the first measure
+    named with them (for messages: one reading the ideal order where there is one) and whether one of them
+    reads the ideal order (all of them but dcg)."""
+
+    named_by: str
+    columns: list[str] = field(default_factory=list)
+    ideal: bool = False
+
+
+def _gain_pairs(requested: TrecRequested) -> dict[str, _GainPairs]:
+    """The measures with gain pairs, by their text: one evaluation per gain mapping, joined on the query."""
+    gained: dict[str, _GainPairs] = {}
+    for name, text in requested.items():
+        if TREC_BY_NAME[name].gains and isinstance(text, str):
+            pairs = gained.setdefault(text, _GainPairs(name))
+            pairs.columns += [column for _, column in printed_columns(name, text)]
+            if name != "dcg" and not pairs.ideal:  # an error about the ideal order names a measure reading it
+                pairs.named_by, pairs.ideal = name, True
+    return gained
+
+
+Evaluations = list[tuple[str | dict[float, float], list[str]]]  # (the gain, the measures evaluated with it)
+
+
+def _evaluations(measures: list[str], gained: Evaluations) -> Evaluations:
+    """One evaluation per gain mapping (`gained`: each mapping and its measures), and the measures without gain pairs
+    (`measures`) evaluated with the linear gain, or with the first mapping when none of them reads the gain."""
+    evaluations = list(gained)
+    if evaluations and not any(parse_measure(measure).kind in GAIN_KINDS for measure in measures):
+        # the measures that do not read the gain join the first gain mapping's evaluation: one evaluation fewer
+        evaluations[0] = (evaluations[0][0], [*measures, *evaluations[0][1]])
+    else:
+        evaluations.insert(0, ("linear", measures or ["rr"]))
+    return evaluations
+
+
+def _note_not_computed(not_computed: Sequence[str], texts: Sequence[str]) -> None:
+    nicknames = " and ".join(name for name in TREC_NICKNAMES if name in texts)
+    sets = nicknames or "official (the default)"
+    sys.stderr.write(
+        f"{PROG}: note: of trec_eval's {sets} measures, these are not computed here and not printed: "
+        f"{', '.join(not_computed)}.\n"
+    )
