@@ -1,5 +1,6 @@
 """What a long command is doing, on a terminal: one status line on stderr, rewritten in place with the elapsed
-time (``lodestar-polars: evaluating run.parquet (10,000,000 rows)… 12 s``), each step ending with its time.
+time (``lodestar-polars: evaluating 10,000,000 rows of run.parquet… 12 s``), each step ending with its time; a
+step done within a second shows nothing.
 
 The commands show it when stderr is a terminal and ``--quiet`` is not given; elsewhere (a scheduler's log, a
 pipe, a test) `Progress` writes nothing.  The Python API never shows it.  No extra package: a thread redraws the
@@ -18,6 +19,7 @@ from typing import TextIO
 from ._command_errors import PROG
 
 REDRAW_SECONDS = 0.5
+SHOW_AFTER_SECONDS = 1.0  # a step done sooner prints nothing: a quick command's output stays as it was
 
 
 class Progress:
@@ -25,17 +27,20 @@ class Progress:
 
     >>> import io
     >>> stream = io.StringIO()
-    >>> with Progress(True, stream).step("reading run.txt"):
+    >>> with Progress(True, stream, show_after=0.0).step("reading run.txt"):
     ...     pass
     >>> stream.getvalue().startswith("\\rlodestar-polars: reading run.txt… 0 s")
     True
+    >>> with Progress(True, stream).step("reading run.txt"):  # done within a second: nothing shown
+    ...     pass
     >>> with Progress(False, stream).step("reading run.txt"):
     ...     pass
     """
 
-    def __init__(self, enabled: bool, stream: TextIO | None = None) -> None:
+    def __init__(self, enabled: bool, stream: TextIO | None = None, show_after: float | None = None) -> None:
         self.enabled = enabled
         self.stream = sys.stderr if stream is None else stream
+        self.show_after = SHOW_AFTER_SECONDS if show_after is None else show_after
 
     @classmethod
     def on_terminal(cls, quiet: bool) -> Progress:
@@ -54,12 +59,16 @@ class Progress:
             return
         started = time.monotonic()
         finished = threading.Event()
+        shown = threading.Event()
 
         def redraw() -> None:
+            if finished.wait(self.show_after):
+                return
+            shown.set()
+            self._draw(label, started)
             while not finished.wait(REDRAW_SECONDS):
                 self._draw(label, started)
 
-        self._draw(label, started)
         thread = threading.Thread(target=redraw, daemon=True)
         thread.start()
         try:
@@ -67,4 +76,5 @@ class Progress:
         finally:
             finished.set()
             thread.join()
-            self._draw(label, started, end="\n")
+            if shown.is_set():
+                self._draw(label, started, end="\n")

@@ -309,6 +309,12 @@ class Terminal(io.StringIO):
         return True
 
 
+@pytest.fixture
+def show_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Progress shown from the start of a step (by default, only a step longer than a second shows)."""
+    monkeypatch.setattr("lodestar_polars._progress.SHOW_AFTER_SECONDS", 0.0)
+
+
 def call_on_terminal(*arguments: str) -> tuple[int, str, str]:
     """`lodestar-polars ARGUMENTS` with stderr a terminal: (exit code, stdout, stderr)."""
     out, err = io.StringIO(), Terminal()
@@ -317,6 +323,7 @@ def call_on_terminal(*arguments: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.usefixtures("show_at_once")
 def test_evaluate_shows_its_steps_on_a_terminal(tmp_path: Path) -> None:
     path = tmp_path / "log.parquet"
     pl.DataFrame({"query": [1, 1, 2], "relevance": [1, 0, 1], "score": [0.3, 0.2, 0.1]}).write_parquet(path)
@@ -328,6 +335,7 @@ def test_evaluate_shows_its_steps_on_a_terminal(tmp_path: Path) -> None:
     assert out == call("evaluate", str(path))[1]  # the table is unchanged, on stdout
 
 
+@pytest.mark.usefixtures("show_at_once")
 def test_trec_eval_shows_its_step_on_a_terminal(files: tuple[Path, Path, Path]) -> None:
     qrels, run, _ = files
     code, out, err = call_on_terminal("trec_eval", "-m", "map", str(qrels), str(run))
@@ -336,7 +344,14 @@ def test_trec_eval_shows_its_step_on_a_terminal(files: tuple[Path, Path, Path]) 
     assert out == call("trec_eval", "-m", "map", str(qrels), str(run))[1]
 
 
+@pytest.mark.usefixtures("show_at_once")
 def test_no_progress_with_quiet_or_off_a_terminal(files: tuple[Path, Path, Path]) -> None:
     qrels, run, _ = files
     assert call_on_terminal("trec_eval", "--quiet", "-m", "map", str(qrels), str(run))[2] == ""
     assert call("trec_eval", "-m", "map", str(qrels), str(run))[2] == ""
+
+
+def test_a_quick_step_shows_nothing(files: tuple[Path, Path, Path]) -> None:
+    """Under a second, the terminal shows the output alone."""
+    qrels, run, _ = files
+    assert call_on_terminal("trec_eval", "-m", "map", str(qrels), str(run))[2] == ""
