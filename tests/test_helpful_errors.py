@@ -233,7 +233,14 @@ def test_a_mistyped_name_gets_the_closest_names_on_the_command_line(tmp_path: Pa
 
 @pytest.mark.parametrize(
     ("measure", "suggestion"),
-    [("ndgc_cut.10", "'ndcg_cut.10'"), ("P_10", "'P.10'"), ("recip_rnak", "'recip_rank'")],
+    [
+        ("ndgc_cut.10", "'ndcg_cut.10'"),
+        ("P_10", "'P.10'"),
+        ("recip_rnak", "'recip_rank'"),
+        ("ndcg@10", "'ndcg_cut.10'"),  # evaluate's names, as trec_eval's -m takes them
+        ("mrr", "'recip_rank'"),
+        ("iprec@0.5", "'iprec_at_recall.0.50'"),
+    ],
 )
 def test_a_mistyped_trec_eval_measure_gets_the_closest_names(
     files: tuple[Path, Path, Path], measure: str, suggestion: str
@@ -242,6 +249,7 @@ def test_a_mistyped_trec_eval_measure_gets_the_closest_names(
     code, _, err = call("trec_eval", "-m", measure, str(qrels), str(run))
     assert code == cli.EXIT_USAGE_ERROR
     assert f"trec_eval measure '{measure}' is not supported; did you mean {suggestion}?" in err
+    assert call("trec_eval", "-m", suggestion.strip("'"), str(qrels), str(run))[0] == 0  # the suggestion runs
 
 
 # --------------------------------------------------------------------------------------------------------

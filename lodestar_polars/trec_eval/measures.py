@@ -14,6 +14,7 @@ from typing import Literal
 from .. import preferences
 from .._command_errors import UsageError
 from .._spec import level_column, parse_measure
+from ..measures import REGISTRY
 from .parameters import (
     eleven_point_levels,
     parse_cutoffs,
@@ -128,17 +129,38 @@ TrecRequested = Mapping[str, tuple[float, ...] | str | None]
 _PRINTED_PARAMETERS = re.compile(r"(.+?)_([0-9][0-9.,]*)")
 
 
-def closest_trec_names(text: str) -> list[str]:
-    """The ``-m`` values closest to an unknown one: a printed name given as a measure (``P_10``: ``P.10``), or
-    the names nearest its name part (difflib), with its parameters.
+def _as_trec_value(printed: str) -> str | None:
+    """trec_eval's printed name as the ``-m`` value asking for it: ``P_10`` is ``-m P.10``; None for no measure."""
+    if printed in TREC_BY_NAME:
+        return printed
+    match = _PRINTED_PARAMETERS.fullmatch(printed)
+    return f"{match.group(1)}.{match.group(2)}" if match and match.group(1) in TREC_BY_NAME else None
 
-    >>> closest_trec_names("P_10"), closest_trec_names("ndgc_cut.10")
-    (['P.10'], ['ndcg_cut.10'])
+
+def _from_package_name(text: str) -> str | None:
+    """The ``-m`` value of a measure named as `evaluate` names it (``ndcg@10``: ``ndcg_cut.10``), from the
+    measure's trec_eval spelling; None where it has none (or options trec_eval's name does not carry)."""
+    try:
+        measure = parse_measure(text)
+    except ValueError:
+        return None
+    parameter = measure.cutoff if measure.cutoff is not None else measure.level
+    printed = None if measure.options else REGISTRY[measure.kind].trec_eval.name(parameter)
+    return None if printed is None else _as_trec_value(printed)
+
+
+def closest_trec_names(text: str) -> list[str]:
+    """The ``-m`` values closest to an unknown one: a printed name given as a measure (``P_10``: ``P.10``), a
+    measure named as `evaluate` names it (``ndcg@10``: ``ndcg_cut.10``), or the names nearest its name part
+    (difflib), with its parameters.
+
+    >>> closest_trec_names("P_10"), closest_trec_names("ndcg@10"), closest_trec_names("ndgc_cut.10")
+    (['P.10'], ['ndcg_cut.10'], ['ndcg_cut.10'])
     """
+    direct = _as_trec_value(text) or _from_package_name(text)
+    if direct is not None:
+        return [direct]
     name, dot, parameters = text.partition(".")
-    printed = _PRINTED_PARAMETERS.fullmatch(text)
-    if printed is not None and printed.group(1) in TREC_BY_NAME:
-        return [f"{printed.group(1)}.{printed.group(2)}"]
     known = [*TREC_BY_NAME, *TREC_NICKNAMES]
     by_lower = {known_name.lower(): known_name for known_name in known}
     found = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.75)
