@@ -25,19 +25,19 @@ import numpy as np
 import polars as pl
 
 import lodestar_polars  # noqa: F401  registers .rank_metrics
-from lodestar_polars import cli
+from lodestar_polars import trec_eval
 
 
 def all_trec_measures() -> tuple[list[str], list[str]]:
     """(evaluate() names, trec_eval names) of the all_trec measures the CLI computes."""
-    request = cli.parse_trec_measures(["all_trec"])
+    request = trec_eval.parse_trec_measures(["all_trec"])
     names: list[str] = []
     trec_names: list[str] = []
     for name, parameters in request.measures.items():
-        if not cli.TREC_BY_NAME[name].family:
+        if not trec_eval.TREC_BY_NAME[name].family:
             continue
         trec_names.append(name)
-        names += [column for _, column in cli._trec_columns(name, parameters)]
+        names += [column for _, column in trec_eval.printed_columns(name, parameters)]
     return list(dict.fromkeys(names)), trec_names
 
 

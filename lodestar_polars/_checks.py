@@ -153,3 +153,27 @@ def apply_checks(
         streamable=True,
         validate_output_schema=False,
     )
+
+
+def refuse_nan_keys(frame: pl.LazyFrame, where: str, columns: Sequence[str]) -> pl.LazyFrame:
+    """`frame` with a check that its float key `columns` (query ids) hold no NaN: a NaN would group as a query
+    of its own (named "nan"), where a null query id is refused.  Integer and text columns are left as they
+    are; a frame without a float key column is returned unchanged (no extra pass over the rows)."""
+    schema = frame.collect_schema()
+    floats = [name for name in columns if name in schema and schema[name].is_float()]
+    if not floats:
+        return frame
+    checks = [
+        DataCheck(
+            f"__lodestar_nan_key_{index}",
+            pl.col(name).is_nan().fill_null(False).cast(pl.UInt32),
+            message(
+                ValueError,
+                f"{where}query column {quoted(name)} has {{total}} NaN value(s): a query id must be a value, "
+                "and NaN, as null, names no query.",
+            ),
+        )
+        for index, name in enumerate(floats)
+    ]
+    counted = frame.with_columns(expression for check in checks for expression in check.aggregations())
+    return apply_checks(counted, lambda keys: "", [], list(schema.names()), checks)

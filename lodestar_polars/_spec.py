@@ -18,6 +18,7 @@ from typing import Literal, TypeAlias, TypeGuard, get_args
 import numpy as np
 import polars as pl
 
+from ._measure_names import closest_names, from_tool_spelling
 from .measures._base import Definition, Option, option_text, options_suffix
 from .measures._registry import REGISTRY
 
@@ -388,8 +389,10 @@ def parse_measure(name: str) -> Measure:
     match = MEASURE_PATTERN.fullmatch(name.strip())
     kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
     if match is None or kind is None:
-        msg = f"unknown measure {name!r}; known measures (case-insensitive): {known_measures_text()}."
-        raise ValueError(msg)
+        spelled = from_tool_spelling(name)  # trec_eval's `ndcg_cut_10`, ir_measures' `NumRet`, ranx's names
+        if spelled is not None:
+            return parse_measure(spelled)
+        raise ValueError(unknown_measure_message(name, f"known measures (case-insensitive): {known_measures_text()}"))
     options = _parse_options(name, kind, match.group(2))
     stem = kind + options_suffix(options)
     parameter, argument = REGISTRY[kind].parameter, match.group(3)
@@ -425,6 +428,15 @@ def parse_measure(name: str) -> Measure:
         raise ValueError(msg)
     cutoff = _check_cutoff(int(argument)) if argument is not None else None
     return Measure(kind, cutoff, stem if cutoff is None else f"{stem}@{cutoff}", options=options)
+
+
+def unknown_measure_message(name: str, known: str) -> str:
+    """The error for a measure name no table knows: the closest known names when some are close (difflib),
+    else `known` (the list of names)."""
+    closest = closest_names(name)
+    if closest:
+        return f"unknown measure {name!r}; did you mean {' or '.join(repr(c) for c in closest)}?"
+    return f"unknown measure {name!r}; {known}."
 
 
 def known_measures_text() -> str:
@@ -634,12 +646,21 @@ def _check_roles(spec: Spec) -> None:
 # --- columns and dtypes, checked against the frame's schema when the method is called --------------------
 
 
+class MissingColumnError(pl.exceptions.ColumnNotFoundError):
+    """A column a role names is not in the frame; the message ends naming the argument that sets it
+    (``query=``), which a front end with other option names (the CLI's ``--query``) can name instead."""
+
+    def __init__(self, missing: str, role: str) -> None:
+        super().__init__(f"{missing} Name the {role} column with {role}=.")
+        self.missing, self.role = missing, role
+
+
 def _require_columns(schema: pl.Schema, where: str, columns: dict[str, Sequence[str]]) -> None:
     for role, names in columns.items():
         for name in names:
             if name not in schema:
-                msg = f"{role} column {name!r} not found in {where}; its columns are: {', '.join(schema.names())}."
-                raise pl.exceptions.ColumnNotFoundError(msg)
+                missing = f"{role} column {name!r} not found in {where}; its columns are: {', '.join(schema.names())}."
+                raise MissingColumnError(missing, role)
 
 
 def value_dtype(schema: pl.Schema, where: str, role: str, column: Column) -> pl.DataType:

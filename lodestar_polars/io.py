@@ -275,12 +275,23 @@ def _first_malformed_line_of_file(path: str, fmt: _Format, shown: str | None = N
     return None
 
 
+# a judgments line with a run line's 6 fields, or a run line with a qrels line's 4: the two files given the
+# other way round (trec_eval takes the judgments first)
+_SWAPPED_HINTS = {
+    ("qrels", 6): " It has a run line's fields (qid Q0 docno rank score tag): are the run and the judgments swapped?",
+    ("run", 4): " It has a qrels line's fields (qid iter docno rel): are the run and the judgments swapped?",
+}
+
+
 def _describe(fmt: _Format, path: str, line_number: int, line: str) -> str:
     fields = re.findall(_FIELD_PATTERN, line)
     where = f"{path}, line {line_number}"
     too_few = len(fields) < fmt.min_fields
     if too_few or (fmt.max_fields is not None and len(fields) > fmt.max_fields):
-        return f"malformed TREC {fmt.kind} line ({where}): expected {fmt.expected}, got {len(fields)}: {line!r}."
+        swapped = _SWAPPED_HINTS.get((fmt.kind, len(fields)), "")
+        return (
+            f"malformed TREC {fmt.kind} line ({where}): expected {fmt.expected}, got {len(fields)}: {line!r}.{swapped}"
+        )
     for field in fmt.fields:
         if not fmt.checks(field):
             continue

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar, overload
 import polars as pl
 
 from . import _plan, _spec
+from ._checks import refuse_nan_keys
 from ._docs import PARAMETERS, documented, mean_returns, per_query_returns
 from ._spec import Cutoffs, Gain, IntoColumn, Keys, MissingQueries, NoRelevant, Spec, Ties
 
@@ -93,19 +94,21 @@ class _RankMetrics(Generic[FrameT]):
     def _finish(self, plan: pl.LazyFrame) -> FrameT:
         raise NotImplementedError
 
-    def _checked(self, spec: Spec, qrels: QrelsFrame) -> pl.LazyFrame | None:
+    def _checked(self, spec: Spec, qrels: QrelsFrame) -> tuple[pl.LazyFrame, pl.LazyFrame | None]:
+        """The run and the judgments, their schemas checked and their float query ids checked for NaN."""
         judgments = _spec.check_qrels_frame(qrels)
         qrels_schema = judgments.collect_schema() if judgments is not None else None
         _spec.check_schema(spec, self._frame.collect_schema(), qrels_schema)
-        return judgments
+        run = refuse_nan_keys(self._frame.lazy(), "", spec.query)
+        if judgments is not None:
+            judgments = refuse_nan_keys(judgments, "qrels ", spec.query)
+        return run, judgments
 
     def _per_query(self, spec: Spec, qrels: QrelsFrame) -> FrameT:
-        judgments = self._checked(spec, qrels)
-        return self._finish(_plan.per_query_plan(self._frame.lazy(), judgments, spec))
+        return self._finish(_plan.per_query_plan(*self._checked(spec, qrels), spec))
 
     def _mean(self, spec: Spec, qrels: QrelsFrame) -> FrameT:
-        judgments = self._checked(spec, qrels)
-        return self._finish(_plan.mean_plan(self._frame.lazy(), judgments, spec))
+        return self._finish(_plan.mean_plan(*self._checked(spec, qrels), spec))
 
     @documented(
         "NDCG per query, as scikit-learn's `ndcg_score` defines it (tie averaging by default).",

@@ -57,9 +57,7 @@ __all__ = [
     "NICKNAMES",
     "OFFICIAL_PREFS",
     "evaluate",
-    "parse_trec_measures",
     "scan_trec_prefs",
-    "trec_lines",
 ]
 
 ALL_PREFS = (
@@ -657,61 +655,3 @@ def _checks(
     for frame in frames[1:]:
         per_query = per_query.join(frame, on=Q, how="full", coalesce=True)
     return checks, per_query
-
-
-# --------------------------------------------------------------------------------------------------------
-# trec_eval's command line: the -m values and the printed lines
-
-PRINT_ORDER = ("runid", "num_q", *ALL_PREFS)
-
-
-def parse_trec_measures(texts: Sequence[str]) -> list[str]:
-    """trec_eval's ``-m`` values under ``-R prefs``: the measures (and runid, num_q) in its print order.
-
-    >>> parse_trec_measures(["prefs_simp", "prefs"])[:3] == ["runid", "num_q", "prefs_num_prefs_poss"]
-    True
-    """
-    if not texts:
-        msg = "with -R prefs or -R qrels_prefs, name the measures: -m all_prefs, -m prefs or prefs_* measures."
-        raise ValueError(msg)
-    requested: set[str] = set()
-    for text in texts:
-        name, dot, _ = text.partition(".")
-        if name not in NICKNAMES and name not in PRINT_ORDER:
-            msg = (
-                f"trec_eval measure {text!r} is not a preference measure; with -R prefs or -R qrels_prefs: "
-                f"{', '.join([*PRINT_ORDER, *NICKNAMES])}."
-            )
-            raise ValueError(msg)
-        if dot:
-            msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
-            raise ValueError(msg)
-        requested.update(NICKNAMES.get(name, (name,)))
-    return [name for name in PRINT_ORDER if name in requested]
-
-
-def trec_lines(
-    per_query: pl.DataFrame, names: Sequence[str], runid: str, *, per_query_lines: bool, summary: bool
-) -> list[str]:
-    """trec_eval's output lines: per query (sorted by id) each measure of `names`, then the ``all`` lines (a
-    count summed, a ratio averaged over the queries, added in query order as trec_eval adds them)."""
-    rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row[Q]))
-    measures = [name for name in names if name in ALL_PREFS]
-
-    def line(name: str, query: str, value: float) -> str:
-        shown = f"{value:.0f}" if name in COUNTS else f"{value:6.4f}"
-        return f"{name:<22}\t{query}\t{shown}\n"
-
-    out = [line(name, row[Q], row[name]) for row in rows for name in measures] if per_query_lines else []
-    if summary:
-        for name in names:
-            if name == "runid":
-                out.append(f"{'runid':<22}\tall\t{runid}\n")
-            elif name == "num_q":
-                out.append(f"{'num_q':<22}\tall\t{len(rows)}\n")
-            else:
-                total = 0.0
-                for row in rows:
-                    total += row[name]
-                out.append(line(name, "all", total if name in COUNTS or not rows else total / len(rows)))
-    return out

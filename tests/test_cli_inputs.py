@@ -126,10 +126,11 @@ def test_help_lists_every_measure_name() -> None:
     assert "rr (mrr, recip_rank, reciprocal_rank)" in " ".join(result.stdout.split())
 
 
-def test_an_unknown_measure_lists_the_names(tmp_path: Path) -> None:
+def test_an_unknown_measure_close_to_none_lists_the_names(tmp_path: Path) -> None:
+    """A name close to a known one gets the closest names instead (tests/test_helpful_errors.py)."""
     (tmp_path / "log.csv").write_text("query,doc,relevance,score\n1,a,1,0.5\n")
-    result = cli("evaluate", tmp_path / "log.csv", "-m", "ndcg,mrrr")
-    assert_usage_error(result, "unknown measure 'mrrr'")
+    result = cli("evaluate", tmp_path / "log.csv", "-m", "ndcg,xyzzy")
+    assert_usage_error(result, "unknown measure 'xyzzy'")
     assert "ap (map, average_precision), success (hit_rate)" in result.stderr
 
 

@@ -1,9 +1,8 @@
-"""``lodestar-polars trec_eval -R qrels_jg``: trec_eval's judgment-group measures on a qrels_jg file.
+"""``lodestar-polars trec_eval -R qrels_jg``: the command line's adapter over the library's judgment-group
+measures (`lodestar_polars.judgment_groups`, which computes the values).
 
-The command line's part only: reading trec_eval's ``-m`` values for this format (``qrels_jg``, ``map_avgjg``,
-``P_avgjg[.k,...]``, ``Rprec_mult_avgjg[.m,...]``, ``runid``, ``num_q``), and printing trec_eval's lines; the
-values come from `judgment_groups.evaluate`.  It imports the trec_eval helpers of `cli`, which imports this
-module when ``-R qrels_jg`` is given (not at its top: the import would be circular).
+Here: reading trec_eval's ``-m`` values for this format (``qrels_jg``, ``map_avgjg``, ``P_avgjg[.k,...]``,
+``Rprec_mult_avgjg[.m,...]``, ``runid``, ``num_q``), and printing trec_eval's lines.
 """
 
 from __future__ import annotations
@@ -14,22 +13,14 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from . import judgment_groups
-from ._spec import parse_measure
-from .cli import (
-    EXIT_OK,
-    TREC_CUTOFFS,
-    TREC_RPREC_MULTIPLIERS,
-    DataError,
-    UsageError,
-    _scan,
-    _scan_trec_run_argument,
-    _trec_cutoffs,
-    _trec_float,
-    _trec_line,
-    _trec_multipliers,
-    _trec_summary,
-)
+from .. import judgment_groups
+from .._command_errors import EXIT_OK, DataError, UsageError
+from .._progress import Progress
+from .._spec import parse_measure
+from .files import scan_qrels, scan_run_argument
+from .measures import TREC_CUTOFFS
+from .parameters import TREC_RPREC_MULTIPLIERS, parse_cutoffs, parse_multipliers
+from .summary import float_text, output_line, summarise
 
 # trec_eval's print order (measures.c); runid and num_q print in the summary only
 _MEASURES = ("runid", "num_q", *judgment_groups.TREC_EVAL_MEASURES)
@@ -70,9 +61,9 @@ def parse_measures(texts: Sequence[str]) -> dict[str, tuple[float, ...] | None]:
             )
             raise UsageError(msg)
         if dot and name == "P_avgjg":
-            value: tuple[float, ...] | None = _trec_cutoffs(name, parameters)
+            value: tuple[float, ...] | None = parse_cutoffs(name, parameters)
         elif dot and name == "Rprec_mult_avgjg":
-            value = _trec_multipliers(name, parameters)
+            value = parse_multipliers(name, parameters)
         elif dot:
             msg = f"trec_eval measure {name!r} takes no parameters, got {text!r}."
             raise UsageError(msg)
@@ -105,7 +96,7 @@ def columns(requested: dict[str, tuple[float, ...] | None]) -> list[tuple[str, s
         if parameters is None:
             pairs.append((name, family))
         elif name == "P_avgjg":
-            pairs += [(f"{name}_{k:.0f}", f"{family}@{k:.0f}") for k in parameters]
+            pairs += [(f"{name}_{int(k)}", f"{family}@{int(k)}") for k in parameters]
         else:
             pairs += [(f"{name}_{m:3.2f}", parse_measure(f"{family}@{m!r}").column) for m in parameters]
     return pairs
@@ -118,10 +109,8 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
         raise UsageError(msg)
     requested = parse_measures(args.measure or [])
     printed = columns(requested)
-    qrels = _scan(args.qrels, "trec", "qrels", [], lenient=True).select(
-        "query", pl.col("iteration").alias("group"), "doc", "relevance"
-    )
-    run = _scan_trec_run_argument(args.run, scratch)
+    qrels = scan_qrels(args.qrels).select("query", pl.col("iteration").alias("group"), "doc", "relevance")
+    run = scan_run_argument(args.run, scratch)
     per_query_plan = judgment_groups.evaluate(
         run.select("query", "doc", "score"),
         qrels,
@@ -133,7 +122,8 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
         max_retrieved=args.max_retrieved,
         judged_only=args.judged_only,
     )
-    per_query, runid = pl.collect_all([per_query_plan, run.select(pl.col("tag").last())], engine="streaming")
+    with Progress.on_terminal(args.quiet).step(f"evaluating {args.run}"):
+        per_query, runid = pl.collect_all([per_query_plan, run.select(pl.col("tag").last())], engine="streaming")
     if per_query.is_empty():
         msg = (
             "no query has both results and judgments: nothing to evaluate (trec_eval stops too, 'No queries with "
@@ -143,12 +133,12 @@ def trec_eval(args: argparse.Namespace, scratch: str) -> int:
     rows = sorted(per_query.iter_rows(named=True), key=lambda row: str(row["query"]))
     out: list[str] = []
     if args.query_lines:
-        out += [_trec_line(name, row["query"], _trec_float(row[column])) for row in rows for name, column in printed]
+        out += [output_line(name, row["query"], float_text(row[column])) for row in rows for name, column in printed]
     if not args.no_summary:
-        out += [_trec_line("runid", "all", str(runid.item()))] if "runid" in requested else []
-        out += [_trec_line("num_q", "all", str(len(rows)))] if "num_q" in requested else []
+        out += [output_line("runid", "all", str(runid.item()))] if "runid" in requested else []
+        out += [output_line("num_q", "all", str(len(rows)))] if "num_q" in requested else []
         out += [
-            _trec_line(name, "all", _trec_float(_trec_summary([row[column] for row in rows], "float")))
+            output_line(name, "all", float_text(summarise([row[column] for row in rows], "float")))
             for name, column in printed
         ]
     sys.stdout.write("".join(out))
