@@ -15,7 +15,7 @@ import pytest
 from lodestar_polars import cli
 from lodestar_polars._measure_table import _PARAMETER
 from lodestar_polars._spec import parse_measure
-from lodestar_polars.measures import REGISTRY
+from lodestar_polars.measures._registry import REGISTRY
 from tests.trec_eval_binary import TrecEval
 
 QRELS = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n"
