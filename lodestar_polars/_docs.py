@@ -103,6 +103,14 @@ PARAMETERS: dict[str, str] = {
         "    measure, the rest keep their order (trec_eval -J); a query left with none retrieved scores as one\n"
         "    that retrieved nothing."
     ),
+    "exact_sums": (
+        "exact_sums : bool, default False\n"
+        "    Every sum (per query, per tie block, over queries) exact and rounded once, so that no value depends\n"
+        "    on the order of the rows, to the last bit (a float sum adds in the order the rows arrive, and the\n"
+        "    streaming engine's threads deal them in any order: a value may move by a unit in its last place).\n"
+        "    It costs CPU time (benchmarks/RESULTS.md); the command line's trec_eval mode always uses it.  Not\n"
+        "    available on Spark."
+    ),
 }
 
 

@@ -68,6 +68,12 @@ def exact_sum_parts(value: pl.Expr, name: str) -> list[pl.Expr]:
     return [part.alias(f"{name}{suffix}") for part, suffix in zip(_partial_sums(value), _PARTS, strict=True)]
 
 
+def sum_parts(value: pl.Expr, name: str, exact: bool) -> list[pl.Expr]:
+    """The sum of `value` named `name`: exact (`exact_sum_parts`, for `with_exact_totals` to finish) or the plain
+    float sum, in whatever order the rows arrive (`exact_sums=False`, the default of the Python API)."""
+    return exact_sum_parts(value, name) if exact else [value.sum().alias(name)]
+
+
 def with_exact_totals(frame: pl.LazyFrame) -> pl.LazyFrame:
     """Every exact sum whose partial totals (`exact_sum_parts`) are columns of `frame`, as one float column
     in their place (reads the schema only)."""

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import polars as pl
 
 from ._checks import DataCheck, apply_checks, describe, message, non_finite, quoted
-from ._exact_sum import exact_sum_parts, with_exact_totals
+from ._exact_sum import sum_parts, with_exact_totals
 from ._spec import MEASURE_NAMES, MEASURE_PATTERN, NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
 from .measures._base import GEOMETRIC_FLOOR, Summary
 from .measures._registry import REGISTRY
@@ -84,7 +84,11 @@ def weight_sum(index: int) -> str:
 
 
 def sum_aggregations(
-    metrics: Sequence[str], weight: pl.Expr, scored: pl.Expr, summaries: Sequence[Summary] | None = None
+    metrics: Sequence[str],
+    weight: pl.Expr,
+    scored: pl.Expr,
+    summaries: Sequence[Summary] | None = None,
+    exact: bool = False,
 ) -> list[pl.Expr]:
     """Per group: sum(w * m) (m as `summand` takes it) and sum(w) over the scored queries whose metric is not
     null, and how many they are, for each metric; and the number of queries that entered the first metric's
@@ -95,8 +99,8 @@ def sum_aggregations(
     for index, (metric, summary) in enumerate(zip(metrics, kinds, strict=True)):
         entered = scored & pl.col(metric).is_not_null()
         added = weight * summand(pl.col(metric), summary)
-        aggregations += exact_sum_parts(pl.when(entered).then(added), weighted_sum(index))
-        aggregations += exact_sum_parts(pl.when(entered).then(weight), weight_sum(index))
+        aggregations += sum_parts(pl.when(entered).then(added), weighted_sum(index), exact)
+        aggregations += sum_parts(pl.when(entered).then(weight), weight_sum(index), exact)
         aggregations.append(entered.sum().cast(pl.UInt32).alias(entered_count(index)))
     first_entered = scored & pl.col(metrics[0]).is_not_null()
     aggregations.append(first_entered.sum().cast(pl.UInt32).alias(QUERIES))
@@ -127,7 +131,6 @@ def finish_means(
     metric (its mean, geometric mean or sum: `summaries`, None: `summary_of` each name), `queries`,
     `weight_sum` (and `queries_without_judgments`), sorted by group; checked (`checks` first: counters the
     sums already hold, per group)."""
-    sums = with_exact_totals(sums)  # the weighted sums' partial totals (`sum_aggregations`), added up
     kinds = list(summaries) if summaries is not None else [summary_of(metric) for metric in metrics]
     means = [
         positive_zero(summarised(pl.col(weighted_sum(i)), pl.col(weight_sum(i)), summary)).alias(metric)
@@ -192,15 +195,17 @@ def means(
     unjudged: pl.Expr | None = None,
     checks: Sequence[DataCheck] = (),
     summaries: Sequence[Summary] | None = None,
+    exact: bool = False,
 ) -> pl.LazyFrame:
     """The mean frame of a per-query frame (columns under internal or user names, as given); `checks` count
     over each group's rows; `summaries` as `finish_means` takes them."""
     weight_expr = pl.col(weight) if weight is not None else pl.lit(1.0)
-    aggregations = sum_aggregations(metrics, weight_expr, scored, summaries)
+    aggregations = sum_aggregations(metrics, weight_expr, scored, summaries, exact)
     if unjudged is not None:
         aggregations.append(unjudged.sum().cast(pl.UInt32).alias(UNJUDGED))
     aggregations += [expression for check in checks for expression in check.aggregations()]
     sums = per_query.group_by(group_keys).agg(aggregations) if group_keys else per_query.select(aggregations)
+    sums = with_exact_totals(sums) if exact else sums  # the exact sums' partial totals added up
     return finish_means(sums, group_keys, group_names, metrics, weight_name, unjudged is not None, checks, summaries)
 
 

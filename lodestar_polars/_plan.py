@@ -68,7 +68,7 @@ import polars as pl
 
 from . import _mean
 from ._checks import DataCheck, apply_checks, bad_values, describe, message, non_finite, quoted, row_check
-from ._exact_sum import exact_sum, exact_sum_parts, with_exact_totals
+from ._exact_sum import exact_sum, sum_parts, with_exact_totals
 from ._spec import Measure, Spec, join_dtype
 from .measures._base import (
     BLOCK_SIZE,
@@ -319,7 +319,15 @@ def _cutoffs_needing(spec: Spec, quantity: Quantity) -> list[int | None]:
 
 
 def _context(spec: Spec, judged: bool) -> Context:
-    return Context(spec.ties, judged, _threshold_position(spec), spec.threshold, spec.no_relevant, spec.relevance.name)
+    return Context(
+        spec.ties,
+        judged,
+        _threshold_position(spec),
+        spec.threshold,
+        spec.no_relevant,
+        spec.relevance.name,
+        spec.exact_sums,
+    )
 
 
 # --- reading the rows ---------------------------------------------------------------------------------------
@@ -647,7 +655,7 @@ def _ideal_err_terms(spec: Spec) -> list[pl.Expr]:
     return [
         part
         for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_ERR)
-        for part in exact_sum_parts(cut(found, ERR_IDEAL_POSITION, cutoff), ideal_err(cutoff))
+        for part in sum_parts(cut(found, ERR_IDEAL_POSITION, cutoff), ideal_err(cutoff), spec.exact_sums)
     ]
 
 
@@ -669,12 +677,12 @@ def _with_greatest_gain(
     return joined.with_columns(pl.col(GAIN_HIGH).fill_null(0.0))
 
 
-def _positive_gains() -> list[pl.Expr]:
+def _positive_gains(spec: Spec) -> list[pl.Expr]:
     """Per query: its positive gains, their sum and their distinct values (`Quantity.IDEAL_PREFIXES`)."""
     gain = pl.col(GAIN)
     return [
         (gain > 0).sum().cast(pl.Float64).alias(POSITIVE_GAINS),
-        *exact_sum_parts(pl.when(gain > 0).then(gain), POSITIVE_GAIN_TOTAL),
+        *sum_parts(pl.when(gain > 0).then(gain), POSITIVE_GAIN_TOTAL, spec.exact_sums),
         gain.filter(gain > 0).n_unique().cast(pl.Float64).alias(BOUNDARIES),
     ]
 
@@ -757,7 +765,9 @@ def _ideal_terms(spec: Spec) -> list[pl.Expr]:
     return [
         part
         for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)
-        for part in exact_sum_parts(gain * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff), ideal_dcg(cutoff))
+        for part in sum_parts(
+            gain * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff), ideal_dcg(cutoff), spec.exact_sums
+        )
     ]
 
 
@@ -819,7 +829,7 @@ def _aggregate(
         for name, term in terms.items()
         if not (every_row_by_block and term.block is not None)
         for aggregation in _reduce(
-            _alone(term.row) if averaged and term.block is not None else term.row, term.least, name
+            _alone(term.row) if averaged and term.block is not None else term.row, term.least, name, spec.exact_sums
         )
     ]
     retrieved = [pl.len().alias(ROWS)]
@@ -833,17 +843,19 @@ def _aggregate(
     if _needs(spec, Quantity.IDEAL_ERR) and not judged:
         extra += _ideal_err_terms(spec)
     if _needs(spec, Quantity.IDEAL_PREFIXES) and not judged:
-        extra += _positive_gains()
+        extra += _positive_gains(spec)
     counters = [] if apart else [expression for check in checks for expression in check.aggregations()]
     per_query: pl.LazyFrame | None
     if terms_rows is None:
-        per_query = with_exact_totals(rows.group_by(names.group).agg(*per_row, *extra, *counters))
+        per_query = _with_exact_totals(spec, rows.group_by(names.group).agg(*per_row, *extra, *counters))
     else:
         # with the checks apart nothing else is counted over every row (`extra` is empty: no weight, no R)
-        per_query = with_exact_totals(rows.group_by(names.group).agg(*extra, *counters)) if extra or counters else None
+        per_query = (
+            _with_exact_totals(spec, rows.group_by(names.group).agg(*extra, *counters)) if extra or counters else None
+        )
         per_row += retrieved if retrieved_in_terms else []
         if per_row:
-            row_totals = with_exact_totals(terms_rows.group_by(names.group).agg(per_row))
+            row_totals = _with_exact_totals(spec, terms_rows.group_by(names.group).agg(per_row))
             per_query = (
                 row_totals
                 if per_query is None
@@ -879,14 +891,14 @@ def _with_blocks(
         tied = _with_discounts(pl.concat([rows.filter(pl.col(TIED)), reaching]), spec, judged)
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
-    blocks = tied.group_by(*names.group, SCORE).agg(_block_sums(terms))
+    blocks = _with_exact_totals(spec, tied.group_by(*names.group, SCORE).agg(_block_sums(terms)))
     blocks = blocks.select(*names.group, *(block.alias(_block(name)) for name, (block, _) in per_block.items()))
     block_totals = blocks.group_by(names.group).agg(
         aggregation
         for name, (_, least) in per_block.items()
-        for aggregation in _reduce(pl.col(_block(name)), least, _block(name))
+        for aggregation in _reduce(pl.col(_block(name)), least, _block(name), spec.exact_sums)
     )
-    block_totals = with_exact_totals(block_totals)
+    block_totals = _with_exact_totals(spec, block_totals)
     if per_query is None:
         joined = block_totals
     else:
@@ -982,10 +994,15 @@ def _alone(row: pl.Expr) -> pl.Expr:
     return pl.when(pl.col(TIED).is_null()).then(row)
 
 
-def _reduce(value: pl.Expr, least: bool, name: str) -> list[pl.Expr]:
-    """A term's per-query aggregation named `name`: its least value, or its sum, exact whatever the rows' order
-    (as partial totals that `with_exact_totals` adds up after the group-by)."""
-    return [value.min().alias(name)] if least else exact_sum_parts(value, name)
+def _with_exact_totals(spec: Spec, frame: pl.LazyFrame) -> pl.LazyFrame:
+    """The exact sums' partial totals of a group-by's output added up (`exact_sums=True`; else nothing to add)."""
+    return with_exact_totals(frame) if spec.exact_sums else frame
+
+
+def _reduce(value: pl.Expr, least: bool, name: str, exact: bool) -> list[pl.Expr]:
+    """A term's per-query aggregation named `name`: its least value, or its sum (with `exact`, as partial totals
+    that `with_exact_totals` adds up after the group-by: the same bits whatever the rows' order)."""
+    return [value.min().alias(name)] if least else sum_parts(value, name, exact)
 
 
 def _block(name: str) -> str:
@@ -1359,9 +1376,9 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
     if _needs(spec, Quantity.IDEAL_ERR):
         aggregations += _ideal_err_terms(spec)
     if _needs(spec, Quantity.IDEAL_PREFIXES):
-        aggregations += _positive_gains()
+        aggregations += _positive_gains(spec)
     counters = [expression for check in checks for expression in check.aggregations()]
-    per_query = with_exact_totals(rows.group_by(names.query).agg(*aggregations, *counters))
+    per_query = _with_exact_totals(spec, rows.group_by(names.query).agg(*aggregations, *counters))
     null_query = DataCheck(
         f"{_P}qrels_null_queries",
         pl.any_horizontal(pl.col(k).is_null() for k in names.query).cast(pl.UInt32),
@@ -1468,7 +1485,8 @@ def _with_running(
     in_batch: set[str] = set()
     for column in running.values():
         if column.operation == "block_sum":
-            window = exact_sum(column.value).over([*names.group, SCORE])
+            block_sum = exact_sum(column.value) if spec.exact_sums else column.value.sum()
+            window = block_sum.over([*names.group, SCORE])
         elif column.operation == "block_least":
             window = column.value.min().over([*names.group, SCORE])
         else:
@@ -1680,5 +1698,6 @@ def mean_plan(run: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec) -> pl.L
         pl.col(SCORED),
         pl.col(UNJUDGED) if qrels is not None else None,
         summaries=[definition.summary for definition, _ in _definitions(spec)],
+        exact=spec.exact_sums,
     )
     return result.rename({internal: m.column for internal, m in zip(metrics, spec.measures, strict=True)})

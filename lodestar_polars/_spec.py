@@ -92,6 +92,8 @@ class Spec:
     missing_queries: MissingQueries
     max_retrieved: int | None  # at most this many documents per query, the first in the tie-broken order
     judged_only: bool  # retrieved documents not judged at a level >= 0 are removed before any measure
+    # every float sum exact, so that no value depends on the rows' order (`lodestar_polars._exact_sum`)
+    exact_sums: bool = False
     # a query column whose values repeat the run's rows (`judgment_groups` joins the run to each judgment group
     # of its query): the checks on the run's own columns count a run row once, in the query's first value
     repeated_over: str | None = None
@@ -305,6 +307,13 @@ def _check_max_retrieved(max_retrieved: object, ties: Ties) -> int | None:
     return value
 
 
+def _check_exact_sums(exact_sums: object) -> bool:
+    if not isinstance(exact_sums, (bool, np.bool_)):
+        msg = f"exact_sums must be True or False, got {exact_sums!r}."
+        raise TypeError(msg)
+    return bool(exact_sums)
+
+
 def _check_judged_only(judged_only: object) -> bool:
     if not isinstance(judged_only, (bool, np.bool_)):
         msg = f"judged_only must be True or False, got {judged_only!r}."
@@ -499,6 +508,7 @@ def make_spec(
     missing_queries: object,
     max_retrieved: object = None,
     judged_only: object = False,
+    exact_sums: object = False,
 ) -> Spec:
     """Check every argument that does not need the data and freeze them."""
     query_keys = _names("query", query, optional=False)
@@ -535,6 +545,7 @@ def make_spec(
         missing_queries=_MISSING_QUERIES_BY_NAME[missing_queries],
         max_retrieved=_check_max_retrieved(max_retrieved, checked_ties),
         judged_only=_check_judged_only(judged_only),
+        exact_sums=_check_exact_sums(exact_sums),
     )
     _check_roles(spec)
     _refuse_bounds_by_gain(spec)
@@ -961,6 +972,7 @@ def evaluate_spec(
     missing_queries: MissingQueries,
     max_retrieved: int | None = None,
     judged_only: bool = False,
+    exact_sums: bool = False,
 ) -> Spec:
     return make_spec(
         parse_measures(measures),
@@ -978,4 +990,5 @@ def evaluate_spec(
         missing_queries=missing_queries,
         max_retrieved=max_retrieved,
         judged_only=judged_only,
+        exact_sums=exact_sums,
     )

@@ -1071,6 +1071,7 @@ class _RankMetrics(Generic[FrameT]):
             "missing_queries",
             "max_retrieved",
             "judged_only",
+            "exact_sums",
         ],
         per_query_returns("one column per measure, named canonically (`ndcg@10`, `p@5`, `ap`, `rr`...)"),
         EXAMPLE_FRAME + '>>> df.rank_metrics.evaluate(["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -1104,6 +1105,7 @@ class _RankMetrics(Generic[FrameT]):
         missing_queries: MissingQueries = "skip",
         max_retrieved: int | None = None,
         judged_only: bool = False,
+        exact_sums: bool = False,
     ) -> FrameT:
         return self._per_query(
             _spec.evaluate_spec(
@@ -1122,6 +1124,7 @@ class _RankMetrics(Generic[FrameT]):
                 missing_queries=missing_queries,
                 max_retrieved=max_retrieved,
                 judged_only=judged_only,
+                exact_sums=exact_sums,
             ),
             qrels,
         )
@@ -1144,6 +1147,7 @@ class _RankMetrics(Generic[FrameT]):
             "missing_queries",
             "max_retrieved",
             "judged_only",
+            "exact_sums",
         ],
         mean_returns(),
         EXAMPLE_FRAME + '>>> df.rank_metrics.evaluate_mean(["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -1176,6 +1180,7 @@ class _RankMetrics(Generic[FrameT]):
         missing_queries: MissingQueries = "skip",
         max_retrieved: int | None = None,
         judged_only: bool = False,
+        exact_sums: bool = False,
     ) -> FrameT:
         return self._mean(
             _spec.evaluate_spec(
@@ -1194,6 +1199,7 @@ class _RankMetrics(Generic[FrameT]):
                 missing_queries=missing_queries,
                 max_retrieved=max_retrieved,
                 judged_only=judged_only,
+                exact_sums=exact_sums,
             ),
             qrels,
         )

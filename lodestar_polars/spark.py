@@ -181,6 +181,12 @@ def _flagged(frame: SparkDataFrame, spec: Spec, qrels: SparkDataFrame | None) ->
     from pyspark.sql.pandas.types import to_arrow_schema
 
     _require_spark()
+    if spec.exact_sums:
+        msg = (
+            "exact_sums=True is not available on Spark: its sums add in the order its partitions arrive; "
+            "evaluate with the Polars namespace (pl.scan_parquet(...).rank_metrics) for sums exact to the last bit."
+        )
+        raise ValueError(msg)
     if qrels is not None and not isinstance(qrels, SparkDataFrame):
         msg = f"qrels must be a Spark DataFrame here, got {type(qrels).__name__}."
         raise TypeError(msg)
@@ -1249,6 +1255,7 @@ def success_mean(
         "missing_queries",
         "max_retrieved",
         "judged_only",
+        "exact_sums",
     ],
     per_query_returns(
         "one column per measure, named canonically (`ndcg@10`, `p@5`, `ap`, `rr`...)",
@@ -1283,6 +1290,7 @@ def evaluate(
     missing_queries: MissingQueries = "skip",
     max_retrieved: int | None = None,
     judged_only: bool = False,
+    exact_sums: bool = False,
 ) -> SparkDataFrame:
     return _per_query(
         frame,
@@ -1302,6 +1310,7 @@ def evaluate(
             missing_queries=missing_queries,
             max_retrieved=max_retrieved,
             judged_only=judged_only,
+            exact_sums=exact_sums,
         ),
         qrels,
     )
@@ -1325,6 +1334,7 @@ def evaluate(
         "missing_queries",
         "max_retrieved",
         "judged_only",
+        "exact_sums",
     ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + '>>> lodestar_spark.evaluate_mean(judged, ["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -1357,6 +1367,7 @@ def evaluate_mean(
     missing_queries: MissingQueries = "skip",
     max_retrieved: int | None = None,
     judged_only: bool = False,
+    exact_sums: bool = False,
 ) -> pl.DataFrame:
     return _mean(
         frame,
@@ -1376,6 +1387,7 @@ def evaluate_mean(
             missing_queries=missing_queries,
             max_retrieved=max_retrieved,
             judged_only=judged_only,
+            exact_sums=exact_sums,
         ),
         qrels,
     )

@@ -1299,17 +1299,20 @@ ORDER_FREE_TIES = ("optimistic", "pessimistic", "average", "doc")
 
 @examples(200)
 @given(case=cases(), engine=engines, seed=st.integers(0, 2**32 - 1))
-def test_no_value_depends_on_the_order_of_the_run_or_judgment_rows(case: Case, engine: Engine, seed: int) -> None:
-    """Every per-query value and every summary is the same to the last bit whatever the order of the run's and
-    the judgments' rows (a float sum in arrival order would change the last bit in about half of these
-    cases): `assert_frame_equal` with `check_exact`, no tolerance."""
+def test_with_exact_sums_no_value_depends_on_the_order_of_the_run_or_judgment_rows(
+    case: Case, engine: Engine, seed: int
+) -> None:
+    """With `exact_sums=True`, every per-query value and every summary is the same to the last bit whatever the
+    order of the run's and the judgments' rows (a float sum in arrival order, the default, changes the last bit
+    in about half of these cases): `assert_frame_equal` with `check_exact`, no tolerance."""
     assume(case.ties in ORDER_FREE_TIES)
     shuffled = replace(
         case,
         run=case.run.sample(fraction=1.0, shuffle=True, seed=seed),
         qrels=None if case.qrels is None else case.qrels.sample(fraction=1.0, shuffle=True, seed=seed + 1),
     )
-    assert_frame_equal(evaluate(shuffled, engine), evaluate(case, engine), check_exact=True)
+    per_query = [engine(c.run, "evaluate", c.names, **c.options(None), exact_sums=True) for c in (shuffled, case)]
+    assert_frame_equal(per_query[0], per_query[1], check_exact=True)
     means = [mean_or_refusal(c, engine) for c in (shuffled, case)]
     if isinstance(means[0], str) or isinstance(means[1], str):
         assert means[0] == means[1]
@@ -1318,9 +1321,10 @@ def test_no_value_depends_on_the_order_of_the_run_or_judgment_rows(case: Case, e
 
 
 def mean_or_refusal(case: Case, engine: Engine) -> pl.DataFrame | str:
-    """`evaluate_mean` of the case, or the message of its refusal (no query to average, weights summing to 0)."""
+    """`evaluate_mean` of the case with exact sums, or the message of its refusal (no query to average, weights
+    summing to 0)."""
     try:
-        return engine(case.run, "evaluate_mean", case.names, **case.options(None))
+        return engine(case.run, "evaluate_mean", case.names, **case.options(None), exact_sums=True)
     except ValueError as error:
         return str(error)
 

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import random
 from pathlib import Path
 
+import polars as pl
+import pytest
+
+import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import cli
 from tests.trec_eval_binary import TrecEval
 
@@ -48,3 +53,37 @@ def test_the_map_line_is_the_same_for_every_order_of_the_lines_run_after_run(tmp
 def test_trec_eval_prints_the_same_map_line(trec_eval: TrecEval, tmp_path: Path) -> None:
     output = trec_eval.run(["-q", "-m", "map"], write(tmp_path, QRELS, "h.qrels"), write(tmp_path, RUN, "h.run"))
     assert output.splitlines(keepends=True)[0] == EXPECTED
+
+
+def test_exact_sums_must_be_a_bool() -> None:
+    frame = pl.DataFrame({"query": [1, 1], "relevance": [1, 0], "score": [0.5, 0.2]})
+    with pytest.raises(TypeError, match=r"^exact_sums must be True or False, got 'yes'\.$"):
+        frame.rank_metrics.evaluate(["ap"], exact_sums="yes")  # type: ignore[arg-type]  # the refusal under test
+
+
+def test_exact_sums_give_the_correctly_rounded_sum() -> None:
+    """The exact sum of AP's terms rounded once: math.fsum's (a correctly rounded sum) of the same terms, over 200
+    queries of random relevance; divided by R as the plan divides."""
+    rng = random.Random(7)
+    rows: list[dict[str, object]] = []
+    expected = {}
+    for query in range(200):
+        relevance = [rng.randint(0, 1) for _ in range(rng.randint(1, 60))]
+        rows += [{"query": query, "relevance": r, "score": -float(p)} for p, r in enumerate(relevance)]
+        hits, terms = 0, []
+        for position, r in enumerate(relevance, start=1):
+            if r:
+                hits += 1
+                terms.append(hits / position)
+        expected[query] = math.fsum(terms) / hits if hits else 0.0
+    frame = pl.DataFrame(rows).sample(fraction=1.0, shuffle=True, seed=3)
+    got = frame.rank_metrics.evaluate(["ap"], exact_sums=True)
+    assert dict(zip(got["query"], got["ap"], strict=True)) == expected
+
+
+def test_spark_refuses_exact_sums() -> None:
+    pytest.importorskip("pyspark")
+    from lodestar_polars import spark as lodestar_spark
+
+    with pytest.raises(ValueError, match=r"^exact_sums=True is not available on Spark"):
+        lodestar_spark.evaluate(None, ["ap"], exact_sums=True)  # type: ignore[arg-type]  # refused before any data

@@ -230,6 +230,8 @@ class Context:
     threshold: float
     no_relevant: float | Literal["error"] | None
     relevance_name: str = "relevance"
+    # every float sum exact, whatever the rows' order (`exact_sums=True`): block sums through `sum_parts`
+    exact_sums: bool = False
 
     @property
     def averaged(self) -> bool:

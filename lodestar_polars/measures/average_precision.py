@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._exact_sum import exact_sum
+from .._exact_sum import sum_parts
 from . import _hits, recall
 from ._base import (
     BLOCK_BEFORE,
@@ -49,7 +49,9 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
         (pl.col(POSITION).min() - 1).cast(pl.Int64).alias(BLOCK_START),
         pl.col(RELEVANT_BEFORE).min().alias(BLOCK_BEFORE),  # its first relevant row's
         _hits.within_block(cutoff),
-        exact_sum(within(POSITION, cutoff).cast(pl.Float64) / pl.col(POSITION).cast(pl.Float64)).alias(inverse),
+        *sum_parts(
+            within(POSITION, cutoff).cast(pl.Float64) / pl.col(POSITION).cast(pl.Float64), inverse, context.exact_sums
+        ),
     )
     r = pl.col(BLOCK_RELEVANT).cast(pl.Float64)
     n = pl.col(BLOCK_SIZE).cast(pl.Float64)

@@ -15,7 +15,7 @@ import math
 
 import polars as pl
 
-from .._exact_sum import exact_sum
+from .._exact_sum import sum_parts
 from . import recall
 from ._base import (
     BLOCK_RELEVANT,
@@ -70,7 +70,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     nonrelevant_above = pl.col(BLOCK_FIRST) - 1 - pl.col(BLOCK_RELEVANT_ABOVE)
     first_offsets = offset <= pl.col(BLOCK_NONRELEVANT)
     discounts = pl.when(first_offsets).then(discount(nonrelevant_above + offset)).otherwise(0.0)
-    sums = (pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT), exact_sum(discounts).alias(BLOCK_DISCOUNTS))
+    sums = (pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT), *sum_parts(discounts, BLOCK_DISCOUNTS, context.exact_sums))
     r = pl.col(BLOCK_RELEVANT).cast(pl.Float64)
     m = pl.col(BLOCK_SIZE).cast(pl.Float64) - r
     block = pl.when(r > 0).then(r / (m + 1.0) * pl.col(BLOCK_DISCOUNTS).fill_null(0.0)).otherwise(0.0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._exact_sum import exact_sum
+from .._exact_sum import sum_parts
 from ._base import (
     BLOCK_GAIN,
     BLOCK_SIZE,
@@ -41,7 +41,10 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     n = pl.col(BLOCK_SIZE).cast(pl.Float64)
     # scikit-learn's tie averaging: the block's mean gain times the block's summed discount
     block = pl.col(BLOCK_GAIN) / n * pl.col(block_discount)
-    sums = (exact_sum(pl.col(GAIN)).alias(BLOCK_GAIN), exact_sum(discount).alias(block_discount))
+    sums = (
+        *sum_parts(pl.col(GAIN), BLOCK_GAIN, context.exact_sums),
+        *sum_parts(discount, block_discount, context.exact_sums),
+    )
     return {dcg_column(cutoff): Term(pl.col(GAIN) * discount, block, block_sums=sums)}
 
 

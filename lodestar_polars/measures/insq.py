@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from .._exact_sum import exact_sum
+from .._exact_sum import sum_parts
 from . import _cwl, bpm
 from ._base import (
     BLOCK_SIZE,
@@ -69,7 +69,7 @@ def terms_at(target: float, min_rel: float, max_rel: float, context: Context, cu
     gain, weights = _cwl.scaled_gain(min_rel, max_rel), weight(target)
     total, block_gain, block_weights = _names(target, min_rel, max_rel)
     block = pl.col(block_gain) / pl.col(BLOCK_SIZE).cast(pl.Float64) * pl.col(block_weights)
-    sums = (exact_sum(gain).alias(block_gain), exact_sum(weights).alias(block_weights))
+    sums = (*sum_parts(gain, block_gain, context.exact_sums), *sum_parts(weights, block_weights, context.exact_sums))
     return {total: Term(gain * weights, block, block_sums=sums)}
 
 

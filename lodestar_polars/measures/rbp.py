@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from .._exact_sum import exact_sum
+from .._exact_sum import sum_parts
 from ._base import (
     BLOCK_SIZE,
     GAIN,
@@ -113,7 +113,7 @@ def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:
     block_gain = term_name("block_rbp_gain", None)
     block_weights = term_name(f"block_rbp_weight_{option_text(p)}", cutoff)
     block = pl.col(block_gain) / pl.col(BLOCK_SIZE).cast(pl.Float64) * pl.col(block_weights)
-    sums = (exact_sum(gain).alias(block_gain), exact_sum(weights).alias(block_weights))
+    sums = (*sum_parts(gain, block_gain, context.exact_sums), *sum_parts(weights, block_weights, context.exact_sums))
     return {_sum_column(p, cutoff): Term(gain * weights, block, block_sums=sums)}
 
 

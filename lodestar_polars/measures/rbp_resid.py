@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from .._exact_sum import exact_sum
+from .._exact_sum import sum_parts
 from . import rbp
 from ._base import (
     BLOCK_SIZE,
@@ -74,7 +74,7 @@ def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:
     block_weights = term_name(f"block_rbp_weight_{option_text(p)}", None)
     block_unjudged = term_name("block_unjudged", None)
     block = pl.col(block_unjudged).cast(pl.Float64) / pl.col(BLOCK_SIZE).cast(pl.Float64) * pl.col(block_weights)
-    sums = (unjudged.sum().alias(block_unjudged), exact_sum(weights).alias(block_weights))
+    sums = (unjudged.sum().alias(block_unjudged), *sum_parts(weights, block_weights, context.exact_sums))
     return {_unjudged_column(p): Term(unjudged.cast(pl.Float64) * weights, block, block_sums=sums), **count}
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._exact_sum import exact_sum
+from .._exact_sum import sum_parts
 from . import dcg, recall
 from ._base import (
     BLOCK_GAIN,
@@ -49,7 +49,10 @@ BLOCK_WEIGHTS = term_name("block_rndcg_weights", None)
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     weight = pl.col(DISCOUNT) * pl.col(BOUNDARY_WEIGHT_AT)
     block = pl.col(BLOCK_GAIN) / pl.col(BLOCK_SIZE).cast(pl.Float64) * pl.col(BLOCK_WEIGHTS)
-    sums = (exact_sum(pl.col(GAIN)).alias(BLOCK_GAIN), exact_sum(weight).alias(BLOCK_WEIGHTS))
+    sums = (
+        *sum_parts(pl.col(GAIN), BLOCK_GAIN, context.exact_sums),
+        *sum_parts(weight, BLOCK_WEIGHTS, context.exact_sums),
+    )
     return {AT_POINTS: Term(pl.col(GAIN) * weight, block, block_sums=sums), **dcg.terms(context, None)}
 
 

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from .._exact_sum import exact_sum
+from .._exact_sum import sum_parts
 from ._base import (
     BLOCK_SIZE,
     GAIN,
@@ -146,7 +146,7 @@ def terms_at(min_rel: float, max_rel: float, context: Context, cutoff: int | Non
     block_gain = term_name(f"block_sdcg_gain_{option_text(min_rel)}_{option_text(max_rel)}", None)
     block_weights = term_name("block_sdcg_weight", cutoff)
     block = pl.col(block_gain) / pl.col(BLOCK_SIZE).cast(pl.Float64) * pl.col(block_weights)
-    sums = (exact_sum(gain).alias(block_gain), exact_sum(weights).alias(block_weights))
+    sums = (*sum_parts(gain, block_gain, context.exact_sums), *sum_parts(weights, block_weights, context.exact_sums))
     return {_sum_column(min_rel, max_rel, cutoff): Term(gain * weights, block, block_sums=sums)}
 
 

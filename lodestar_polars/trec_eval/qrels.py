@@ -38,7 +38,7 @@ from .summary import trec_lines, zscore_lines
 def _per_query_plan(run: pl.LazyFrame, measures: Sequence[str], options: Mapping[str, Any]) -> pl.LazyFrame:
     """The package's per-query plan; an option it refuses (checked before any data is read) is a usage error."""
     try:
-        return rank_metrics(run).evaluate(list(measures), **options)
+        return rank_metrics(run).evaluate(list(measures), exact_sums=True, **options)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from error
 
