@@ -2,6 +2,12 @@
 
 The session starts only when a Spark example runs; without pyspark or Java those examples skip with the
 reason, unless LODESTAR_REQUIRE_SPARK=1 (CI), which keeps them so that they fail instead.
+
+The suite runs in parallel (pytest-xdist, `-n logical --dist loadfile` in pyproject.toml): each test file goes
+whole to one worker process, so a file's module fixtures are made once. Every test that uses the shared Spark
+session (tests/spark_support.py: one per process) goes to one worker too, whatever its file, so that the run
+starts one Java process for them, not one per worker. The trec_eval binary (tests/trec_eval_binary.py) is
+built by each worker that needs it, in the worker's own temporary folder.
 """
 
 from __future__ import annotations
@@ -12,6 +18,9 @@ from typing import Any
 import pytest
 
 from tests.spark_support import spark_session, spark_unavailable
+
+# the tests that use the shared Spark session: the Spark adapter's, its doctests, and one invariant
+SPARK_TESTS = ("tests/test_spark.py", "lodestar_polars/spark.py", "tests/test_invariants.py::test_spark_equals_polars")
 
 
 class _SparkOnFirstUse:
@@ -33,3 +42,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def _spark_in_doctests(doctest_namespace: dict[str, object]) -> None:
     doctest_namespace["spark"] = _SparkOnFirstUse()
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `--dist loadfile`: a file per worker, and every Spark test on the same worker."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class OneSparkWorker(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return "spark" if nodeid.startswith(SPARK_TESTS) else str(super()._split_scope(nodeid))
+
+    return OneSparkWorker(config, log)

@@ -8,6 +8,9 @@ The pages of `PICTURE_PAGES` show pictures (and an HTML report) that their own c
 runs each page's ```python blocks in order, in one namespace, in a temporary folder, as a reader would, and
 every file they write there becomes a file of the site beside the page.  Nothing is written to the source
 tree, and a picture cannot differ from the code the page shows.
+
+Each word of an inline code span (`--missing-queries zero`, `num_rel_ret`) becomes an `unbroken` span, which the
+site's stylesheet keeps on one line: a code span wraps only at its spaces, never inside a name or an option.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK_FILES = ["RESULTS.md", "HISTORY.md", "sink_results.md", "ab_results/*"]
 PICTURE_PAGES = ["compare.md", "plots.md"]
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+# an inline code span of plain text (a code block's <code> follows <pre> or holds highlighting spans)
+INLINE_CODE = re.compile(r"(?<!<pre>)<code>([^<]*)</code>")
+WORD = re.compile(r"\S+")
 
 
 def on_files(files: Files, config: Any) -> Files:
@@ -51,6 +57,15 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         return markdown
     depth = page.file.src_uri.count("/")
     return markdown.replace("](../" + "../" * depth + "benchmarks/", "](" + "../" * depth + "benchmarks/")
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    return INLINE_CODE.sub(unbroken_words, html)
+
+
+def unbroken_words(code: re.Match[str]) -> str:
+    """`<code>a-b c</code>` -> `<code><span class="unbroken">a-b</span> <span class="unbroken">c</span></code>`."""
+    return "<code>" + WORD.sub(r'<span class="unbroken">\g<0></span>', code[1]) + "</code>"
 
 
 def page_outputs(page: Path) -> dict[str, bytes]:

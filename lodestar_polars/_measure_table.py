@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import types
+from collections.abc import Callable, Sequence
 
 from . import measures
 from .measures._base import Definition, Spelling, option_text
@@ -64,27 +65,48 @@ def _tie_modes(measure: Definition) -> str:
     return modes + (" (no bounds with `qrels=`)" if measure.refuses_bounds_with_judgments else "")
 
 
-def measure_table(methods: bool = False) -> str:
-    """Markdown: one row per registered measure, with the names evaluate() takes, its own options (written
-    `name(option=value)`), its tie modes, its summary over queries, how trec_eval, ir_measures and ranx name it,
-    and the tools its tests compare it with; `methods` adds the `.rank_metrics` method computing it alone."""
-    head = ["`evaluate` name (aliases)", *(["method"] if methods else []), "options", "ties", "summary"]
-    head += ["trec_eval", "ir_measures", "ranx", "checked against"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+def _method(measure: Definition) -> str:
+    return f"`{measure.method}`" if measure.method else "evaluate only"
+
+
+# every column a measure table can show, by its heading: the cell of one measure
+_COLUMNS: dict[str, Callable[[Definition], str]] = {
+    "`evaluate` name (aliases)": _evaluate_names,
+    "measure": lambda measure: f"`{measure.name}`",
+    "method": _method,
+    "options": _options,
+    "ties": _tie_modes,
+    "summary": lambda measure: _SUMMARY[measure.summary],
+    "trec_eval": lambda measure: _spelled(measure.trec_eval, measure),
+    "ir_measures": lambda measure: _spelled(measure.ir_measures, measure),
+    "ranx": lambda measure: _spelled(measure.ranx, measure),
+    "checked against": lambda measure: measure.oracle,
+}
+# the README's one table (a code host scrolls it sideways)
+README_COLUMNS = (
+    "`evaluate` name (aliases)",
+    "options",
+    "ties",
+    "summary",
+    "trec_eval",
+    "ir_measures",
+    "ranx",
+    "checked against",
+)
+# the site's two tables, each narrow enough for the page at 1280 px: how to ask for a measure here, and how the
+# other tools name it
+USAGE_COLUMNS = ("`evaluate` name (aliases)", "method", "options", "ties", "summary")
+TOOL_COLUMNS = ("measure", "trec_eval", "ir_measures", "ranx", "checked against")
+
+
+def measure_table(columns: Sequence[str] = README_COLUMNS) -> str:
+    """Markdown: one row per registered measure, in `columns` (headings of `_COLUMNS`): the names evaluate()
+    takes, the `.rank_metrics` method computing it alone, its own options (written `name(option=value)`), its
+    tie modes, its summary over queries, how trec_eval, ir_measures and ranx name it, and the tools its tests
+    compare it with."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for measure in REGISTRY.values():
-        cells = [_evaluate_names(measure)]
-        if methods:
-            cells.append(f"`{measure.method}`" if measure.method else "evaluate only")
-        cells += [
-            _options(measure),
-            _tie_modes(measure),
-            _SUMMARY[measure.summary],
-            _spelled(measure.trec_eval, measure),
-            _spelled(measure.ir_measures, measure),
-            _spelled(measure.ranx, measure),
-            measure.oracle,
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(_COLUMNS[column](measure) for column in columns) + " |")
     return "\n".join(lines) + "\n"
 
 

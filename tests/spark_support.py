@@ -1,4 +1,5 @@
-"""One local Spark session (`local[2]`) for the whole test run, shared by the Spark tests and doctests."""
+"""One local Spark session (`local[2]`) per test process, shared by the Spark tests and doctests (conftest.py sends
+them all to one pytest-xdist worker, so a run starts one)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ The home page, one API reference page, the comparison page and the plot gallery 
 error (a failed image or script load is one), show their images (each `<img>` decoded, with a size) and render
 something other than a blank page (a screenshot whose pixels are not all one colour).  The pictures of the
 comparison page and of the gallery, made when the site is built (docs/_hooks.py), must not be one colour, and
-the HTML report the comparison page writes must render its table without a console error.
+the HTML report the comparison page writes must render its table without a console error.  On every page of
+the site, at 1280 px, no table is wider than its frame (none needs sideways scrolling) and no inline code span
+wraps inside a word (`reciproca l_rank`): a code span wraps at its spaces only; on a phone (390 px) no page
+scrolls sideways (a wide table scrolls in its own frame).
 
 Skips with the reason where mkdocs (the `docs` extra), selenium, Chromium or chromedriver is missing, unless
 LODESTAR_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.  SITE_DIR, when set, names a site already
@@ -246,3 +249,79 @@ def test_the_gallery_chart_saved_as_html_draws_itself(browser: Any, served: str)
         if entry["level"] == "SEVERE" and not entry["message"].startswith(served + "favicon.ico ")
     ]
     assert not errors, f"plot_means.html: console errors: {errors}"
+
+
+# every table of the page whose frame (the theme's scrolling wrapper, else the table itself, which scrolls too)
+# is narrower than its content; and every inline code span with a line break that does not follow a space
+LAYOUT_PROBLEMS = """
+const tables = [...document.querySelectorAll('article table')];
+const wide = tables.flatMap(table => {
+  const frames = [table, table.closest('.md-typeset__scrollwrap')].filter(frame => frame !== null);
+  const head = table.querySelector('tr').innerText.replace(/\\s+/g, ' ').slice(0, 80);
+  return frames.filter(frame => frame.scrollWidth > frame.clientWidth)
+    .map(frame => `${head}: ${frame.scrollWidth} px in ${frame.clientWidth}`);
+});
+const codes = [...document.querySelectorAll('article code')].filter(code => !code.closest('pre'));
+const broken = [];
+for (const code of codes) {
+  const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+  let lineTop = null, afterSpace = false, before = '';
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.data.length; i++) {
+      const character = node.data[i];
+      if (/\\s/.test(character)) { afterSpace = true; before += character; continue; }
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const box = range.getClientRects()[0];
+      if (box) {
+        if (lineTop !== null && box.top > lineTop + 2 && !afterSpace) {
+          broken.push(before + '|' + code.textContent.slice(before.length));
+        }
+        lineTop = box.top;
+        afterSpace = false;
+      }
+      before += character;
+    }
+  }
+}
+return {width: window.innerWidth, tables: tables.length, codes: codes.length, wide, broken};
+"""
+
+
+def test_no_table_scrolls_sideways_and_no_word_of_code_breaks_at_1280_px(browser: Any, served: str, site: Path) -> None:
+    """Every page of the site at 1280 px: each table fits its frame, and a code span wraps only at a space."""
+    pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("index.html"))
+    assert len(pages) >= 30, f"the site has {len(pages)} pages"
+    problems, tables, codes = [], 0, 0
+    for page in pages:
+        load(browser, served + page)
+        layout = browser.execute_script(LAYOUT_PROBLEMS)
+        assert layout["width"] == 1280, f"{page}: the window is {layout['width']} px wide"
+        tables, codes = tables + layout["tables"], codes + layout["codes"]
+        problems += [f"{page}: table {table}" for table in layout["wide"]]
+        problems += [f"{page}: code broken at {code!r}" for code in layout["broken"]]
+    # the measure tables alone hold hundreds of code spans: a page that rendered no article would check nothing
+    assert tables >= 50 and codes >= 2000, f"only {tables} tables and {codes} code spans checked"
+    assert not problems, "\n".join(problems)
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browser: Any, served: str, site: Path) -> None:
+    """Every page at 390 px (a phone): the page itself never scrolls sideways; a wide table scrolls in its frame."""
+    pages = sorted(path.relative_to(site).as_posix() for path in site.rglob("index.html"))
+    width, height = browser.get_window_size()["width"], browser.get_window_size()["height"]
+    browser.set_window_size(390, 844)
+    try:
+        wide = []
+        for page in pages:
+            load(browser, served + page)
+            inner, scrolled, shown = browser.execute_script(
+                "const root = document.documentElement;"
+                "return [window.innerWidth, Math.max(root.scrollWidth, document.body.scrollWidth), root.clientWidth];"
+            )
+            assert inner == 390, f"{page}: the window is {inner} px wide"
+            if scrolled > shown:
+                wide.append(f"{page}: {scrolled} px in {shown}")
+    finally:
+        browser.set_window_size(width, height)
+    assert not wide, "\n".join(wide)

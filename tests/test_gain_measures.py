@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import cli
 from tests.cases import Qrels, Run, run_and_qrels
+from tests.helpers import ours
 from tests.trec_eval_binary import TrecEval
 
 # --- hand-derived values ----------------------------------------------------------------------------------
@@ -231,14 +232,6 @@ def write_trec(folder: Path, run: Run, qrels: Qrels) -> tuple[Path, Path]:
     run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()))
     qrels_path.write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
     return qrels_path, run_path
-
-
-def ours(arguments: list[str], qrels: Path, run: Path) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["trec_eval", *arguments, str(qrels), str(run)])
-    assert code == 0, err.getvalue()
-    return out.getvalue()
 
 
 PARAMETERS = [

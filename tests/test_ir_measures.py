@@ -65,7 +65,9 @@ def theirs(run: pl.DataFrame, qrels: pl.DataFrame) -> tuple[dict[str, dict[str, 
     return per_query, means
 
 
-def ours(run: pl.DataFrame, qrels: pl.DataFrame, missing: str) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+def ours_ndcg_and_rr(
+    run: pl.DataFrame, qrels: pl.DataFrame, missing: str
+) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     options = {"doc": "doc", "ties": "doc", "qrels": qrels, "missing_queries": missing}
     ndcg = run.rank_metrics.ndcg(k=[None, *CUTOFFS], **options)  # type: ignore[arg-type]
     rr = run.rank_metrics.reciprocal_rank(threshold=0, **options)  # type: ignore[arg-type]
@@ -89,7 +91,7 @@ def judged_missing(run: pl.DataFrame, qrels: pl.DataFrame) -> set[str]:
 def test_ir_measures_is_missing_queries_zero(seed: int) -> None:
     run, qrels = random_case(seed)
     expected_per_query, expected_means = theirs(run, qrels)
-    per_query, means = ours(run, qrels, "zero")
+    per_query, means = ours_ndcg_and_rr(run, qrels, "zero")
     assert per_query.keys() == expected_per_query.keys() == set(qrels["query"])
     for query, values in per_query.items():
         assert values == pytest.approx(expected_per_query[query], rel=EXACT, abs=EXACT), query
@@ -108,8 +110,8 @@ def test_the_default_skips_the_missing_queries_ir_measures_counts() -> None:
     run = pl.DataFrame({"query": ["1", "1", "2"], "doc": ["a", "b", "a"], "score": [1.0, 1.0, 0.5]})
     qrels = pl.DataFrame({"query": ["1", "1", "3"], "doc": ["a", "z", "x"], "relevance": [1, 2, 1]})
     _, expected = theirs(run, qrels)
-    _, zero = ours(run, qrels, "zero")
-    _, skip = ours(run, qrels, "skip")
+    _, zero = ours_ndcg_and_rr(run, qrels, "zero")
+    _, skip = ours_ndcg_and_rr(run, qrels, "skip")
     assert zero == pytest.approx(expected, rel=EXACT, abs=EXACT)
     # query 3 is judged, not in the run: 0 for ir_measures, left out by "skip" (query 1 alone)
     assert skip["ndcg"] == pytest.approx(2 * expected["ndcg"], rel=EXACT)

@@ -5,8 +5,6 @@ measure parameters), `-R qrels` on such a file (trec_eval ignores the second fie
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import polars as pl
@@ -14,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lodestar_polars import cli, judgment_groups, rank_metrics
+from lodestar_polars import judgment_groups, rank_metrics
 from tests.cases import DOC_IDS, SCORES, Run
+from tests.helpers import call_ours, ours
 from tests.trec_eval_binary import TrecEval
 
 JudgmentGroups = list[tuple[str, str, str, int]]  # (query, group, doc, level)
@@ -241,19 +240,6 @@ def write_files(folder: Path, run: Run, qrels: JudgmentGroups) -> tuple[Path, Pa
     run_path.write_text("".join(f"{q} Q0 {d} 0 {s!r} tag\n" for q, docs in run.items() for d, s in docs.items()))
     qrels_path.write_text("".join(f"{q} {g} {d} {r}\n" for q, g, d, r in qrels))
     return qrels_path, run_path
-
-
-def call_ours(arguments: list[str], qrels: Path, run: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["trec_eval", *arguments, str(qrels), str(run)])
-    return code, out.getvalue(), err.getvalue()
-
-
-def ours(arguments: list[str], qrels: Path, run: Path) -> str:
-    code, out, err = call_ours(arguments, qrels, run)
-    assert code == 0, err
-    return out
 
 
 @st.composite

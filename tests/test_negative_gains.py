@@ -24,7 +24,7 @@ from sklearn.metrics import ndcg_score as sk_ndcg_score
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import cli, exprs
 from lodestar_polars import sklearn as lp_sklearn
-from tests.test_trec_eval_binary import call_ours
+from tests.helpers import call_ours
 from tests.trec_eval_binary import TrecEval
 
 LOG2_3 = math.log2(3.0)

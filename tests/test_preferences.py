@@ -4,8 +4,6 @@ each measure family; the errors."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import polars as pl
@@ -13,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lodestar_polars import cli, preferences
+from lodestar_polars import preferences
 from lodestar_polars.preferences import ALL_PREFS, evaluate
+from tests.helpers import call_our_trec_eval, our_trec_eval
 from tests.trec_eval_binary import TrecEval
 
 DOCS = [f"d{i}" for i in range(8)]
@@ -60,19 +59,6 @@ def write(folder: Path, prefs: Prefs, run: RunRows) -> tuple[Path, Path]:
     return prefs_path, run_path
 
 
-def call_ours(arguments: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["trec_eval", *arguments])
-    return code, out.getvalue(), err.getvalue()
-
-
-def ours(arguments: list[str]) -> str:
-    code, out, err = call_ours(arguments)
-    assert code == 0, err
-    return out
-
-
 def theirs(trec_eval: TrecEval, arguments: list[str], prefs: Prefs, run: RunRows, folder: Path) -> str:
     """trec_eval's output; without -c on the judged queries the run has (it stops at a missing one, where
     lodestar-polars skips it, as for qrels)."""
@@ -94,7 +80,9 @@ def test_prefs_equal_trec_eval(
         return  # nothing to evaluate: both stop (tested below)
     prefs_path, run_path = write(tmp_path, prefs, run)
     arguments = [*flags, "-m", "all_prefs", "-R", "prefs"]
-    assert ours([*arguments, str(prefs_path), str(run_path)]) == theirs(trec_eval, arguments, prefs, run, tmp_path)
+    assert our_trec_eval([*arguments, str(prefs_path), str(run_path)]) == theirs(
+        trec_eval, arguments, prefs, run, tmp_path
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -122,7 +110,7 @@ def test_qrels_prefs_equal_trec_eval(
         expected = trec_eval.run(arguments, tmp_path / "theirs" / "qrels.txt", run_path)
     else:
         expected = trec_eval.run(arguments, qrels_path, run_path)
-    assert ours([*arguments, str(qrels_path), str(run_path)]) == expected
+    assert our_trec_eval([*arguments, str(qrels_path), str(run_path)]) == expected
 
 
 @st.composite
@@ -167,7 +155,9 @@ def test_pairs_judged_in_several_groups_equal_trec_eval(
         return  # trec_eval refuses an empty run; nothing to evaluate: both stop (tested below)
     prefs_path, run_path = write(tmp_path, prefs, run)
     arguments = [*flags, "-m", "prefs_pair", "-m", "prefs_pair_ret", "-m", "prefs_pair_imp", "-R", "prefs"]
-    assert ours([*arguments, str(prefs_path), str(run_path)]) == theirs(trec_eval, arguments, prefs, run, tmp_path)
+    assert our_trec_eval([*arguments, str(prefs_path), str(run_path)]) == theirs(
+        trec_eval, arguments, prefs, run, tmp_path
+    )
 
 
 @pytest.mark.usefixtures("shared_pairs_by")
@@ -324,14 +314,14 @@ def test_bad_prefs_exit_1(tmp_path: Path, lines: str, fragment: str) -> None:
     (tmp_path / "prefs.txt").write_text(lines)
     (tmp_path / "run.txt").write_text("q Q0 a 1 1 tag\nq Q0 b 2 0.5 tag\nq Q0 c 3 0.2 tag\n")
     arguments = ["-m", "all_prefs", "-R", "prefs", str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]
-    assert_error(call_ours(arguments), 1, fragment)
+    assert_error(call_our_trec_eval(arguments), 1, fragment)
 
 
 def test_duplicated_run_doc_exit_1(tmp_path: Path) -> None:
     (tmp_path / "prefs.txt").write_text("q g s a 1\nq g s b 0\n")
     (tmp_path / "run.txt").write_text("q Q0 a 1 1 tag\nq Q0 a 2 0.5 tag\n")
     arguments = ["-m", "prefs_simp", "-R", "prefs", str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]
-    assert_error(call_ours(arguments), 1, "the run repeats a doc id 1 time(s), the first in query 'q': 'a'")
+    assert_error(call_our_trec_eval(arguments), 1, "the run repeats a doc id 1 time(s), the first in query 'q': 'a'")
 
 
 @pytest.mark.parametrize(
@@ -349,11 +339,11 @@ def test_duplicated_run_doc_exit_1(tmp_path: Path) -> None:
 def test_usage_errors_exit_2(tmp_path: Path, arguments: list[str], fragment: str) -> None:
     (tmp_path / "prefs.txt").write_text("q g s a 1\n")
     (tmp_path / "run.txt").write_text("q Q0 a 1 1 tag\n")
-    assert_error(call_ours([*arguments, str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]), 2, fragment)
+    assert_error(call_our_trec_eval([*arguments, str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]), 2, fragment)
 
 
 def test_nothing_to_evaluate_exit_1(tmp_path: Path) -> None:
     (tmp_path / "prefs.txt").write_text("q g s a 1\n")
     (tmp_path / "run.txt").write_text("other Q0 a 1 1 tag\n")
     arguments = ["-m", "prefs", "-R", "prefs", str(tmp_path / "prefs.txt"), str(tmp_path / "run.txt")]
-    assert_error(call_ours(arguments), 1, "no query has both results and preferences")
+    assert_error(call_our_trec_eval(arguments), 1, "no query has both results and preferences")

@@ -396,3 +396,16 @@ def test_quick_start_example_runs(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "weighted mean over queries" in result.stdout
     assert "against bm25" in result.stdout
+
+
+def quick_start(page: Path) -> str:
+    """The text of a page's `## Quick start` section, up to the next heading."""
+    text = page.read_text(encoding="utf-8")
+    start = text.index("## Quick start\n")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def test_the_quick_start_is_one_text_in_the_readme_and_the_guide() -> None:
+    """The README's Quick start (its commands, and the test dependencies it lists) and the getting-started page's
+    are the same words: a change to one is made to both."""
+    assert quick_start(REPO_ROOT / "README.md") == quick_start(REPO_ROOT / "docs" / "getting-started.md")

@@ -83,7 +83,9 @@ def theirs(run: pl.DataFrame, qrels: pl.DataFrame, measures: dict[str, Any]) -> 
     return values
 
 
-def ours(run: pl.DataFrame, qrels: pl.DataFrame, columns: list[str], **options: Any) -> dict[str, dict[str, float]]:
+def ours_by_column(
+    run: pl.DataFrame, qrels: pl.DataFrame, columns: list[str], **options: Any
+) -> dict[str, dict[str, float]]:
     options = {"doc": "doc", "ties": "doc", "qrels": qrels, "missing_queries": "zero"} | options
     result = run.rank_metrics.evaluate(columns, **options)
     return {column: dict(zip(result["query"], result[column], strict=True)) for column in columns}
@@ -98,7 +100,7 @@ def test_ir_measures_sdcg_on_random_tied_runs(seed: int) -> None:
     run, qrels = random_case(seed)
     measures = {name(lo, hi, k): ir_measure(lo, hi, k) for lo, hi in SCALES for k in CUTOFFS}
     expected = theirs(run, qrels, measures)
-    got = ours(run, qrels, list(measures))
+    got = ours_by_column(run, qrels, list(measures))
     for column in measures:
         assert got[column].keys() == expected[column].keys() == set(qrels["query"]), column
         assert got[column] == pytest.approx(expected[column], rel=EXACT, abs=EXACT), column
@@ -143,7 +145,7 @@ def test_an_exponential_gain_is_scaled_as_ir_measures_scales_the_mapped_levels()
     )
     measures = {name(lo, hi, k): ir_measure(lo, hi, k) for lo, hi in ((0, 7), (1, 15)) for k in (3, 10)}
     expected = theirs(run, mapped, measures)
-    got = ours(run, qrels, list(measures), gain="exponential")
+    got = ours_by_column(run, qrels, list(measures), gain="exponential")
     for column in measures:
         assert got[column] == pytest.approx(expected[column], rel=EXACT, abs=EXACT), column
 
@@ -177,7 +179,7 @@ def test_a_hand_derived_case() -> None:
         "sdcg(max_rel=3)@6": (2 / 3 + 1 / 3 / log2_3 + 1 / log2_5) / six,
         "sdcg(min_rel=1,max_rel=3)@3": (1 / 2) / three,
     }
-    got = ours(run, qrels, list(expected))
+    got = ours_by_column(run, qrels, list(expected))
     for column, value in expected.items():
         assert got[column] == pytest.approx({"q": value, "r": 0.0}, rel=EXACT, abs=0), column
 
@@ -212,7 +214,7 @@ def test_past_1000_positions_the_normaliser_counts_every_position_unlike_ir_meas
     qrels = pl.DataFrame({"query": ["q"], "doc": ["a"], "relevance": [1]})
     measures = {"sdcg(max_rel=1)@1000": ir_measure(0, 1, 1000), "sdcg(max_rel=1)@1001": ir_measure(0, 1, 1001)}
     expected = theirs(run, qrels, measures)
-    got = ours(run, qrels, list(measures))
+    got = ours_by_column(run, qrels, list(measures))
     weights = [1 / math.log2(p + 1) for p in range(1, 1002)]
     assert got["sdcg(max_rel=1)@1000"]["q"] == pytest.approx(expected["sdcg(max_rel=1)@1000"]["q"], rel=EXACT)
     assert got["sdcg(max_rel=1)@1001"]["q"] == pytest.approx(1 / math.fsum(weights), rel=EXACT)
@@ -301,8 +303,8 @@ def test_the_log_base_does_not_change_it() -> None:
     run, qrels = random_case(5)
     columns = ["sdcg(max_rel=3)@3", "sdcg(max_rel=3)@10"]
     for ties in ("doc", "average"):
-        base2 = ours(run, qrels, columns, ties=ties)
-        base10 = ours(run, qrels, columns, ties=ties, log_base=10)
+        base2 = ours_by_column(run, qrels, columns, ties=ties)
+        base10 = ours_by_column(run, qrels, columns, ties=ties, log_base=10)
         assert any(value > 0 for value in base2[columns[1]].values())
         for column in columns:
             assert base10[column] == pytest.approx(base2[column], rel=EXACT, abs=EXACT), (ties, column)

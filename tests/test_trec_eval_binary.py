@@ -5,8 +5,6 @@ and without -q and -c.  A measure added to the CLI's table is compared here with
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from hypothesis import strategies as st
 
 from lodestar_polars import cli
 from tests.cases import Qrels, Run, run_and_qrels
+from tests.helpers import call_ours, ours
 from tests.trec_eval_binary import TrecEval
 
 COMPUTED = [measure.name for measure in cli.TREC_MEASURES if measure.name not in ("runid",)]
@@ -30,20 +29,6 @@ def write_trec(folder: Path, run: Run, qrels: Qrels) -> tuple[Path, Path]:
         "".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()), encoding="ascii"
     )
     return qrels_path, run_path
-
-
-def call_ours(arguments: list[str], qrels: Path, run: Path) -> tuple[int, str, str]:
-    """The CLI in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["trec_eval", *arguments, str(qrels), str(run)])
-    return code, out.getvalue(), err.getvalue()
-
-
-def ours(arguments: list[str], qrels: Path, run: Path) -> str:
-    code, out, err = call_ours(arguments, qrels, run)
-    assert code == 0, err
-    return out
 
 
 @pytest.mark.parametrize("measure", COMPUTED)

@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 
 from lodestar_polars import cli
 from tests.cases import Qrels, Run, run_and_qrels
-from tests.test_trec_eval_binary import call_ours, write_trec
+from tests.helpers import call_ours
+from tests.test_trec_eval_binary import write_trec
 from tests.trec_eval_binary import TrecEval
 
 PLAIN = [*(measure.name for measure in cli.TREC_MEASURES), "official"]

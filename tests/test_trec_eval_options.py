@@ -8,7 +8,6 @@ import contextlib
 import io
 import math
 import re
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 from lodestar_polars import cli, preferences
 from lodestar_polars.io import scan_trec_qrels, scan_trec_run
 from tests.cases import Qrels, Run, qrels_frame, run_and_qrels, run_frame
+from tests.helpers import call_our_trec_eval, our_trec_eval
 from tests.trec_eval_binary import TrecEval
 
 # every measure but yaap: trec_eval computes yaap just before rbp, whose uninitialised `min` and `max`
@@ -42,25 +42,6 @@ def write_trec(folder: Path, run: Run, qrels: Qrels) -> tuple[Path, Path]:
     return qrels_path, run_path
 
 
-def call_ours(arguments: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin
-    if stdin is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(["trec_eval", *arguments])
-    finally:
-        sys.stdin = saved
-    return code, out.getvalue(), err.getvalue()
-
-
-def ours(arguments: list[str], stdin: bytes | None = None) -> str:
-    code, out, err = call_ours(arguments, stdin)
-    assert code == 0, err
-    return out
-
-
 def comparable(run: Run, qrels: Qrels) -> Qrels:
     """trec_eval 10 stops (exit 4) at a judged query missing from the run without -c, where the CLI skips it
     (as trec_eval 9 and pytrec_eval do): the oracle gets the judgments of the run's queries only."""
@@ -71,7 +52,7 @@ def assert_same_as_trec_eval(trec_eval: TrecEval, folder: Path, run: Run, qrels:
     qrels_path, run_path = write_trec(folder, run, qrels if "-c" in options else comparable(run, qrels))
     arguments = ["-q", *options, *EVERY_MEASURE]
     theirs = trec_eval.call(arguments, qrels_path, run_path)
-    code, out, err = call_ours([*arguments, str(qrels_path), str(run_path)])
+    code, out, err = call_our_trec_eval([*arguments, str(qrels_path), str(run_path)])
     if refused(theirs.stderr):
         assert code != 0, (theirs.stderr, out)
         return ""
@@ -136,7 +117,7 @@ def test_judged_only_removes_the_stand_in_document_of_a_missing_query(trec_eval:
         qrels_path, run_path = write_trec(tmp_path, run, qrels if complete else comparable(run, qrels))
         arguments = ["-q", "-J", *complete, *measures]
         expected = trec_eval.run(arguments, qrels_path, run_path)
-        got = ours([*arguments, str(qrels_path), str(run_path)])
+        got = our_trec_eval([*arguments, str(qrels_path), str(run_path)])
         assert got == expected
         for query in ("q2", "q3") if complete else ("q2",):
             assert f"utility_1,-1,-3,0.5   \t{query}\t46.5000\n" in got
@@ -162,9 +143,11 @@ def test_options_parse_attached_and_separate_as_getopt_does(trec_eval: TrecEval,
     files = [str(qrels_path), str(run_path)]
     for attached, separate in ((["-M2"], ["-M", "2"]), (["-l2"], ["-l", "2"]), (["-qJ"], ["-q", "-J"])):
         expected = trec_eval.run([*attached, *EVERY_MEASURE], qrels_path, run_path)
-        assert ours([*attached, *EVERY_MEASURE, *files]) == expected
-        assert ours([*separate, *EVERY_MEASURE, *files]) == expected
-    assert ours(["--Max_retrieved_per_topic", "2", *EVERY_MEASURE, *files]) == ours(["-M2", *EVERY_MEASURE, *files])
+        assert our_trec_eval([*attached, *EVERY_MEASURE, *files]) == expected
+        assert our_trec_eval([*separate, *EVERY_MEASURE, *files]) == expected
+    assert our_trec_eval(["--Max_retrieved_per_topic", "2", *EVERY_MEASURE, *files]) == our_trec_eval(
+        ["-M2", *EVERY_MEASURE, *files]
+    )
 
 
 @pytest.mark.parametrize(
@@ -195,12 +178,12 @@ def test_run_from_standard_input_equals_trec_eval(trec_eval: TrecEval, tmp_path:
     theirs = trec_eval.call(["-q", *EVERY_MEASURE], qrels_path, "-", stdin=text)
     assert theirs.returncode == 0 or refused(theirs.stderr), theirs.stderr
     if theirs.returncode == 0:
-        assert ours(["-q", *EVERY_MEASURE, str(qrels_path), "-"], stdin=text.encode()) == theirs.stdout
+        assert our_trec_eval(["-q", *EVERY_MEASURE, str(qrels_path), "-"], stdin=text.encode()) == theirs.stdout
 
 
 def test_a_malformed_line_on_standard_input_is_named_so(tmp_path: Path) -> None:
     qrels_path, _ = write_trec(tmp_path, {}, {"q": {"d": 1}})
-    code, _, err = call_ours([str(qrels_path), "-"], stdin=b"q Q0 d 1 0.5 tag\nq Q0 e one 0.5\n")
+    code, _, err = call_our_trec_eval([str(qrels_path), "-"], stdin=b"q Q0 d 1 0.5 tag\nq Q0 e one 0.5\n")
     assert code == cli.EXIT_DATA_ERROR
     assert "(standard input, line 2)" in err
 
@@ -239,7 +222,7 @@ def test_comment_lines_are_read_as_trec_eval_reads_them(
     theirs = trec_eval.call(["-q", *EVERY_MEASURE], qrels_path, run_path)
     assert theirs.returncode == 0 or refused(theirs.stderr), theirs.stderr
     if theirs.returncode == 0:
-        assert ours(["-q", *EVERY_MEASURE, str(qrels_path), str(run_path)]) == theirs.stdout
+        assert our_trec_eval(["-q", *EVERY_MEASURE, str(qrels_path), str(run_path)]) == theirs.stdout
 
 
 def test_an_indented_hash_in_qrels_is_data_as_in_trec_eval(tmp_path: Path) -> None:
@@ -319,7 +302,7 @@ def test_numbers_are_read_as_trec_eval_reads_them(
     )
     arguments = ["-q", *EVERY_MEASURE]
     theirs = trec_eval.call(arguments, qrels_path, run_path)
-    code, out, err = call_ours([*arguments, str(qrels_path), str(run_path)])
+    code, out, err = call_our_trec_eval([*arguments, str(qrels_path), str(run_path)])
     if refused(theirs.stderr):
         assert code != 0, (theirs.stderr, out)
         return
@@ -343,7 +326,7 @@ def test_preference_levels_are_read_as_trec_eval_reads_them(trec_eval: TrecEval,
         arguments = ["-q", "-R", format_name, "-m", measures]
         expected = trec_eval.run(arguments, judgments, run)
         assert "prefs_simp" in expected or "map_avgjg" in expected
-        assert ours([*arguments, str(judgments), str(run)]) == expected
+        assert our_trec_eval([*arguments, str(judgments), str(run)]) == expected
 
 
 def test_lenient_readers_read_numbers_as_c_does(tmp_path: Path) -> None:
@@ -416,7 +399,7 @@ def test_zscores_equal_trec_eval(trec_eval: TrecEval, tmp_path: Path) -> None:
     for options in (["-q"], [], ["-q", "-c"], ["-q", "-n"]):
         arguments = [*options, "-Z", str(zscores), *EVERY_MEASURE]
         expected = trec_eval.run(arguments, qrels_path, run_path)
-        assert ours([*arguments, str(qrels_path), str(run_path)]) == expected
+        assert our_trec_eval([*arguments, str(qrels_path), str(run_path)]) == expected
     assert "-1000000.0000" in expected
 
 
@@ -424,7 +407,7 @@ def test_a_malformed_zscores_line_is_a_data_error(tmp_path: Path) -> None:
     qrels_path, run_path = write_trec(tmp_path, {"q": {"d": 1.0}}, {"q": {"d": 1}})
     zscores = tmp_path / "zscores"
     zscores.write_text("q map 0.5 0.1\nq P_5 x 0.1\n")
-    code, _, err = call_ours(["-Z", str(zscores), str(qrels_path), str(run_path)])
+    code, _, err = call_our_trec_eval(["-Z", str(zscores), str(qrels_path), str(run_path)])
     assert code == cli.EXIT_DATA_ERROR
     assert f"({zscores}, line 2)" in err
 

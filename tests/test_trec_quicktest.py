@@ -5,14 +5,12 @@ and -R qrels_prefs, and -R qrels_jg's judgment-group measures."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from lodestar_polars import cli
+from tests.helpers import our_trec_eval
 
 
 @dataclass(frozen=True)
@@ -76,15 +74,7 @@ def _in(folder: Path, arguments: list[str] | tuple[str, ...]) -> list[str]:
     ]
 
 
-def ours(arguments: list[str]) -> str:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["trec_eval", *arguments])
-    assert code == 0, err.getvalue()
-    return out.getvalue()
-
-
 @pytest.mark.parametrize("command", [pytest.param(command, id=str(command.number)) for command in QUICKTEST])
 def test_quicktest_output_is_trec_evals(shared_data: Path, command: Command) -> None:
     folder = shared_data / "trec_eval"
-    assert ours(_in(folder, command.arguments)) == (folder / command.expected).read_text()
+    assert our_trec_eval(_in(folder, command.arguments)) == (folder / command.expected).read_text()

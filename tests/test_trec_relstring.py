@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lodestar_polars import cli
-from tests.test_trec_eval_binary import call_ours, ours
+from tests.helpers import call_ours, ours
 from tests.trec_eval_binary import TrecEval
 
 # query 1 by trec_eval's order: score descending, then doc id descending as text ("b" before "a" at 2.0)

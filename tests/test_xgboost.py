@@ -115,7 +115,9 @@ def cut_and_no_relevant(metric: str) -> tuple[int, float]:
     return k, 0.0 if metric.endswith("-") else 1.0
 
 
-def ours(frame: pl.DataFrame, metric: str, *, ties: str = "input", weight: str | None = None, k: Any = "xgb") -> float:
+def ours_ndcg_mean(
+    frame: pl.DataFrame, metric: str, *, ties: str = "input", weight: str | None = None, k: Any = "xgb"
+) -> float:
     cut, no_relevant = cut_and_no_relevant(metric)
     cut = cut if k == "xgb" else k
     means = rank_metrics(frame).ndcg_mean(
@@ -159,7 +161,7 @@ def test_matches_xgboost_unweighted(generated: tuple[Ranking, Ranking], rounds: 
     frame = valid_set.frame(predictions)
     assert tied_score_groups(frame) > 50  # shallow trees tie: the order of ties matters
     for metric in METRICS:
-        assert ours(frame, metric) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), metric
+        assert ours_ndcg_mean(frame, metric) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), metric
 
 
 def test_bare_ndcg_is_cut_at_32_not_the_whole_list(generated: tuple[Ranking, Ranking]) -> None:
@@ -167,8 +169,8 @@ def test_bare_ndcg_is_cut_at_32_not_the_whole_list(generated: tuple[Ranking, Ran
     predictions, theirs = train(train_set, valid_set, 3)
     frame = valid_set.frame(predictions)
     for metric in ("ndcg", "ndcg-"):
-        assert ours(frame, metric, k=BARE_CUT) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT)
-        assert abs(ours(frame, metric, k=None) - theirs[metric]) > 1e-4
+        assert ours_ndcg_mean(frame, metric, k=BARE_CUT) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT)
+        assert abs(ours_ndcg_mean(frame, metric, k=None) - theirs[metric]) > 1e-4
 
 
 def test_no_relevant_document_scores_one_or_zero_with_the_minus(generated: tuple[Ranking, Ranking]) -> None:
@@ -179,7 +181,7 @@ def test_no_relevant_document_scores_one_or_zero_with_the_minus(generated: tuple
     expected_gap = valid_set.zero_queries() / len(valid_set.group_sizes)
     assert theirs["ndcg@3"] - theirs["ndcg@3-"] == pytest.approx(expected_gap, rel=1e-9)
     for metric in ("ndcg@3", "ndcg@3-"):
-        assert ours(frame, metric) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT)
+        assert ours_ndcg_mean(frame, metric) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT)
 
 
 def test_tie_averaging_would_not_match_xgboost(generated: tuple[Ranking, Ranking]) -> None:
@@ -187,7 +189,7 @@ def test_tie_averaging_would_not_match_xgboost(generated: tuple[Ranking, Ranking
     predictions, theirs = train(train_set, valid_set, 1)
     frame = valid_set.frame(predictions)
     for ties in ("average", "reverse"):
-        assert max(abs(ours(frame, metric, ties=ties) - theirs[metric]) for metric in METRICS) > 1e-3, ties
+        assert max(abs(ours_ndcg_mean(frame, metric, ties=ties) - theirs[metric]) for metric in METRICS) > 1e-3, ties
 
 
 def query_weights(valid_set: Ranking, scale: float) -> np.ndarray:
@@ -201,7 +203,9 @@ def test_weighted_minus_metrics_are_the_weighted_mean(generated: tuple[Ranking, 
     predictions, theirs = train(train_set, valid_set, 3, query_weight=weight)
     frame = valid_set.frame(predictions, weight)
     for metric in ("ndcg@3-", "ndcg@10-", "ndcg-"):
-        assert ours(frame, metric, weight="weight") == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), metric
+        assert ours_ndcg_mean(frame, metric, weight="weight") == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), (
+            metric
+        )
 
 
 @pytest.mark.parametrize("scale", [1.0, 4.0])
@@ -213,7 +217,7 @@ def test_weighted_mean_has_lightgbms_quirk(generated: tuple[Ranking, Ranking], s
     for metric in ("ndcg@3", "ndcg@10", "ndcg"):
         assert quirk_formula(frame, metric) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), metric
         # so the package's weighted mean (every query weighted) does not match it
-        assert abs(ours(frame, metric, weight="weight") - theirs[metric]) > 1e-3, metric
+        assert abs(ours_ndcg_mean(frame, metric, weight="weight") - theirs[metric]) > 1e-3, metric
 
 
 def test_a_weighted_mean_above_one_is_refused_by_xgboost(generated: tuple[Ranking, Ranking]) -> None:
@@ -236,7 +240,7 @@ def test_lightgbm_example_matches_xgboost(lightgbm_example: tuple[Ranking, Ranki
     frame = test_set.frame(predictions)
     assert tied_score_groups(frame) > 50
     for metric in METRICS:
-        assert ours(frame, metric) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), metric
+        assert ours_ndcg_mean(frame, metric) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), metric
 
 
 def test_lightgbm_example_weighted_matches_xgboost(lightgbm_example: tuple[Ranking, Ranking]) -> None:
@@ -247,5 +251,7 @@ def test_lightgbm_example_weighted_matches_xgboost(lightgbm_example: tuple[Ranki
     predictions, theirs = train(train_set, test_set, 10, query_weight=weight)
     frame = test_set.frame(predictions, weight)
     for metric in METRICS:
-        assert ours(frame, metric, weight="weight") == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), metric
+        assert ours_ndcg_mean(frame, metric, weight="weight") == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), (
+            metric
+        )
         assert quirk_formula(frame, metric) == pytest.approx(theirs[metric], rel=EXACT, abs=EXACT), metric

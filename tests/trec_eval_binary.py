@@ -1,5 +1,6 @@
-"""The real trec_eval 10 binary as an oracle: built once per test run from the source tarball in
-``../shared/reference`` (gcc and make), into a temporary folder.
+"""The real trec_eval 10 binary as an oracle: built once per test process from the source tarball in
+``../shared/reference`` (gcc and make), into a temporary folder of its own (each pytest-xdist worker that needs
+it builds its copy in the worker's folder, about 3 s of CPU: no two processes write one file).
 
 Tests that use it skip cleanly where the tarball or a C toolchain is absent, and fail instead when
 ``LODESTAR_REQUIRE_TREC_EVAL=1`` (CI sets it: there, the binary must be built).
