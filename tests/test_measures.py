@@ -715,7 +715,13 @@ class TestEvaluate:
         assert_frame_equal(result.select(canonical), frame.rank_metrics.evaluate(measures=canonical).select(canonical))
         assert_frame_equal(result.select(canonical), single_measure_columns(frame, canonical, mean=False))
 
-    @pytest.mark.parametrize("bad", ["bogus", "p@x", "ndcg@ten", "success@"])
+    def test_a_name_close_to_a_known_one_gets_the_suggestion(self) -> None:
+        frame, _ = evaluation_frame(4)
+        for metrics in (frame.rank_metrics, frame.lazy().rank_metrics):
+            with pytest.raises(ValueError, match=r"^unknown measure 'success@'; did you mean 'success'\?$"):
+                metrics.evaluate(measures=["ndcg@10", "success@"])
+
+    @pytest.mark.parametrize("bad", ["bogus", "p@x", "ndcg@ten"])
     def test_unknown_measure_names_the_known_ones(self, bad: str) -> None:
         frame, _ = evaluation_frame(4)
         for metrics in (frame.rank_metrics, frame.lazy().rank_metrics):
