@@ -1297,7 +1297,9 @@ def test_evaluate_mean_and_mean_summarise_each_measure_as_it_declares(case: Case
 ORDER_FREE_TIES = ("optimistic", "pessimistic", "average", "doc")
 
 
-@examples(200)
+# derandomized: the same 200 cases every run, so that CI's verdict does not depend on the draw (random draws found
+# insq's gain scaled by a division whose last bit followed Polars' evaluation path, now `exact_quotient`)
+@settings(examples(200), derandomize=True)
 @given(case=cases(), engine=engines, seed=st.integers(0, 2**32 - 1))
 def test_with_exact_sums_no_value_depends_on_the_order_of_the_run_or_judgment_rows(
     case: Case, engine: Engine, seed: int

@@ -13,12 +13,13 @@ cut-off k: with k <= 1000 and lists of at most 1000 rows the values are cwl_eval
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 
 import polars as pl
 
 from . import sdcg
-from ._base import ROWS, Option, option_text
+from ._base import ROWS, Context, Definition, Option, Running, Term, option_text
 
 OPTIONS: tuple[Option, ...] = sdcg.OPTIONS
 # cwl_eval's depth: the positions a ranking is scored over (RankingMaker's max_n in ir_measures' provider)
@@ -60,3 +61,23 @@ def past_the_list(table: tuple[float, ...]) -> pl.Expr:
 def suffix(*values: float) -> str:
     """Term names carry the option values: two settings of a measure in one call do not share a sum."""
     return "_".join(option_text(value) for value in values)
+
+
+def bound(
+    measure: Definition,
+    terms_at: Callable[..., dict[str, Term]],
+    value_at: Callable[..., pl.Expr],
+    options: tuple[float, ...],
+    running: list[Running] | None = None,
+) -> Definition:
+    """`measure` at one setting of its options: `terms_at` and `value_at` take the option values `options`
+    (in their order) before the context and the cut-off; `running` are its running sums at that setting."""
+
+    def running_sums(context: Context) -> list[Running]:
+        return running or []
+
+    return measure.with_terms(
+        functools.partial(terms_at, *options),
+        functools.partial(value_at, *options),
+        None if running is None else running_sums,
+    )

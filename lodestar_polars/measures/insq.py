@@ -35,6 +35,7 @@ from ._base import (
     Spelling,
     Term,
     cut,
+    exact_quotient,
     only_at_a_parameter,
     term_name,
 )
@@ -74,20 +75,13 @@ def terms_at(target: float, min_rel: float, max_rel: float, context: Context, cu
 
 
 def value_at(target: float, min_rel: float, max_rel: float, context: Context, cutoff: int | None) -> pl.Expr:
-    return pl.col(_names(target, min_rel, max_rel)[0]) / normaliser(target)
+    return exact_quotient(pl.col(_names(target, min_rel, max_rel)[0]), normaliser(target))
 
 
 def with_options(values: Mapping[str, float]) -> Definition:
     min_rel, max_rel = _cwl.checked_levels("insq", values)
     target = values["t"]
-
-    def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
-        return terms_at(target, min_rel, max_rel, context, cutoff)
-
-    def value(context: Context, cutoff: int | None) -> pl.Expr:
-        return value_at(target, min_rel, max_rel, context, cutoff)
-
-    return MEASURE.with_terms(terms, value)
+    return _cwl.bound(MEASURE, terms_at, value_at, (target, min_rel, max_rel))
 
 
 _terms, _value = only_at_a_parameter("insq(max_rel=...)")

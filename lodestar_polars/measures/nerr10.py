@@ -29,7 +29,6 @@ from ._base import (
     Context,
     Definition,
     Option,
-    Running,
     Spelling,
     Term,
     cut,
@@ -82,17 +81,7 @@ def value_at(phi: float, min_rel: float, max_rel: float, context: Context, cutof
 def with_options(values: Mapping[str, float]) -> Definition:
     min_rel, max_rel = _cwl.checked_levels("nerr10", values)
     phi = values["p"]
-
-    def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
-        return terms_at(phi, min_rel, max_rel, context, cutoff)
-
-    def value(context: Context, cutoff: int | None) -> pl.Expr:
-        return value_at(phi, min_rel, max_rel, context, cutoff)
-
-    def running(context: Context) -> list[Running]:
-        return nerr8.running_at(min_rel, max_rel)
-
-    return MEASURE.with_terms(terms, value, running)
+    return _cwl.bound(MEASURE, terms_at, value_at, (phi, min_rel, max_rel), nerr8.running_at(min_rel, max_rel))
 
 
 _terms, _value = only_at_a_parameter("nerr10(max_rel=...)")

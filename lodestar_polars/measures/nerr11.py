@@ -28,7 +28,6 @@ from ._base import (
     ROWS,
     Context,
     Definition,
-    Running,
     Spelling,
     Term,
     only_at_a_parameter,
@@ -71,17 +70,7 @@ def value_at(target: float, min_rel: float, max_rel: float, context: Context, cu
 def with_options(values: Mapping[str, float]) -> Definition:
     min_rel, max_rel = _cwl.checked_levels("nerr11", values)
     target = values["t"]
-
-    def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
-        return terms_at(target, min_rel, max_rel, context, cutoff)
-
-    def value(context: Context, cutoff: int | None) -> pl.Expr:
-        return value_at(target, min_rel, max_rel, context, cutoff)
-
-    def running(context: Context) -> list[Running]:
-        return nerr8.running_at(min_rel, max_rel)
-
-    return MEASURE.with_terms(terms, value, running)
+    return _cwl.bound(MEASURE, terms_at, value_at, (target, min_rel, max_rel), nerr8.running_at(min_rel, max_rel))
 
 
 _terms, _value = only_at_a_parameter("nerr11(max_rel=...)")

@@ -80,17 +80,7 @@ def value_at(min_rel: float, max_rel: float, context: Context, cutoff: int | Non
 
 def with_options(values: Mapping[str, float]) -> Definition:
     min_rel, max_rel = _cwl.checked_levels("nerr8", values)
-
-    def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
-        return terms_at(min_rel, max_rel, context, cutoff)
-
-    def value(context: Context, cutoff: int | None) -> pl.Expr:
-        return value_at(min_rel, max_rel, context, cutoff)
-
-    def running(context: Context) -> list[Running]:
-        return running_at(min_rel, max_rel)
-
-    return MEASURE.with_terms(terms, value, running)
+    return _cwl.bound(MEASURE, terms_at, value_at, (min_rel, max_rel), running_at(min_rel, max_rel))
 
 
 _terms, _value = only_at_a_parameter("nerr8(max_rel=...)")

@@ -53,6 +53,7 @@ from ._base import (
     Term,
     cut,
     cut_at,
+    exact_quotient,
     option_text,
     term_name,
 )
@@ -133,7 +134,10 @@ def ideal_weight(cutoff: int) -> float:
 def scaled_gain(min_rel: float, max_rel: float, gain: pl.Expr | None = None) -> pl.Expr:
     """g': the gain of the call (the plan's gain column, or `gain`) clipped to [min_rel, max_rel] and brought into
     [0, 1]."""
-    return ((pl.col(GAIN) if gain is None else gain).clip(min_rel, max_rel) - min_rel) / (max_rel - min_rel)
+    # a float column / a scalar is a product with the reciprocal in some of Polars' paths and a true division in
+    # others (the last bit then follows the path, which the rows' order can change): `exact_quotient` divides
+    clipped = (pl.col(GAIN) if gain is None else gain).clip(min_rel, max_rel)
+    return exact_quotient(clipped - min_rel, max_rel - min_rel)
 
 
 def _sum_column(min_rel: float, max_rel: float, cutoff: int | None) -> str:
