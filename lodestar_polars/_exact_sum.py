@@ -1,7 +1,9 @@
-"""A float sum whose result does not depend on the order of the rows: every per-query sum, tie-block sum and
-mean over queries of the package goes through `exact_sum`, so that shuffling the run's or the judgments' rows,
-or the streaming engine dealing them to its threads in another order, cannot change the last bit of a value
-(or flip a digit trec_eval's mode prints at a rounding tie).
+"""A float sum whose result does not depend on the order of the rows: with `exact_sums=True` (always in the
+command line's trec_eval mode) every per-query sum, tie-block sum and mean over queries of the package goes
+through `sum_parts` and `with_exact_totals` (or `exact_sum` in a window), so that shuffling the run's or the
+judgments' rows, or the streaming engine dealing them to its threads in another order, cannot change the last
+bit of a value (or flip a digit trec_eval's mode prints at a rounding tie).  Without it, `sum_parts` is the
+plain float sum, in arrival order.
 
 A float sum (`Expr.sum`) adds in whatever order the rows arrive; float addition is not associative, so the
 last bit depends on that order.  Integer addition is: each value x is split exactly into a part on a grid of

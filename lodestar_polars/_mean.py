@@ -100,7 +100,7 @@ def sum_aggregations(
         entered = scored & pl.col(metric).is_not_null()
         added = weight * summand(pl.col(metric), summary)
         aggregations += sum_parts(pl.when(entered).then(added), weighted_sum(index), exact)
-        aggregations += sum_parts(pl.when(entered).then(weight), weight_sum(index), exact)
+        aggregations += sum_parts(pl.when(entered).then(weight.cast(pl.Float64)), weight_sum(index), exact)
         aggregations.append(entered.sum().cast(pl.UInt32).alias(entered_count(index)))
     first_entered = scored & pl.col(metrics[0]).is_not_null()
     aggregations.append(first_entered.sum().cast(pl.UInt32).alias(QUERIES))
