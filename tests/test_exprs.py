@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -91,9 +92,15 @@ def metric_calls(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     return metric, options
 
 
+# the namespace methods name their column after the method; an expression, as `evaluate` names the measure
+EVALUATE_NAMES = {"reciprocal_rank": "rr", "precision": "p", "recall": "r", "average_precision": "ap"}
+
+
 def per_query(frame: pl.DataFrame, metric: str, options: dict[str, Any]) -> pl.DataFrame:
     result: pl.DataFrame = getattr(frame.rank_metrics, metric)(**options)
-    return result
+    return result.rename(
+        lambda column: metric_column(metric, None) + column[len(metric) :] if column.startswith(metric) else column
+    )
 
 
 def expression(metric: str, options: dict[str, Any]) -> pl.Expr:
@@ -102,7 +109,8 @@ def expression(metric: str, options: dict[str, Any]) -> pl.Expr:
 
 
 def metric_column(metric: str, k: int | None) -> str:
-    return metric if k is None else f"{metric}@{k}"
+    name = EVALUATE_NAMES.get(metric, metric)
+    return name if k is None else f"{name}@{k}"
 
 
 # --- the same numbers as the namespace ------------------------------------------------------------------
@@ -178,7 +186,7 @@ def test_select_over_the_whole_frame_is_one_group() -> None:
     expected = frame.with_columns(query=pl.lit(1))
     assert result["ndcg@3"].item() == pytest.approx(expected.rank_metrics.ndcg(k=3)["ndcg@3"].item(), abs=1e-12)
     assert result["dcg@5"].item() == pytest.approx(expected.rank_metrics.dcg(k=5)["dcg@5"].item(), abs=1e-12)
-    assert result["reciprocal_rank"].item() == 1.0
+    assert result["rr"].item() == 1.0
 
 
 def test_a_large_cutoff_uses_the_cumulative_sum_path() -> None:
@@ -526,7 +534,7 @@ def test_doc_ties_compare_ids_as_text_as_trec_eval() -> None:
     result = frame.group_by("query").agg(
         exprs.reciprocal_rank(doc="doc", ties="doc"), exprs.ndcg(doc="doc", ties="doc")
     )
-    assert result["reciprocal_rank"].item() == pytest.approx(expected["recip_rank"], abs=1e-12)  # 0.5: "9" first
+    assert result["rr"].item() == pytest.approx(expected["recip_rank"], abs=1e-12)  # 0.5: "9" first
     assert result["ndcg"].item() == pytest.approx(expected["ndcg"], abs=1e-12)
 
 
@@ -535,10 +543,69 @@ def test_empty_input(small: pl.DataFrame, engine: str) -> None:
     empty = small.head(0)
     result = aggregate(empty, engine, exprs.ndcg(), exprs.dcg(k=3), exprs.reciprocal_rank(ties="input"))
     assert result.height == 0
-    assert result.schema == pl.Schema(
-        {"query": pl.Int64, "ndcg": pl.Float64, "dcg@3": pl.Float64, "reciprocal_rank": pl.Float64}
-    )
+    assert result.schema == pl.Schema({"query": pl.Int64, "ndcg": pl.Float64, "dcg@3": pl.Float64, "rr": pl.Float64})
     # over a whole empty frame, `select` sees one group without rows: empty sums, as Polars' own sum gives 0
     totals = empty.select(exprs.ndcg(), exprs.dcg(k=3), exprs.reciprocal_rank())
     assert totals.row(0) == (0.0, 0.0, 0.0)
     assert math.copysign(1.0, totals["dcg@3"].item()) == 1.0
+
+
+# (expression, evaluate's measure) pairs: every expression of the package, its output name against the column
+# `evaluate` gives the same measure (issue 46: one name for a measure whichever front end computes it)
+NAMED_AS_EVALUATE: list[tuple[Callable[[], pl.Expr], str]] = [
+    (lambda: exprs.ndcg(k=5), "ndcg@5"),
+    (lambda: exprs.dcg(), "dcg"),
+    (lambda: exprs.ideal_dcg(k=3), "ideal_dcg@3"),
+    (lambda: exprs.reciprocal_rank(k=5), "rr@5"),
+    (lambda: exprs.reciprocal_rank(), "mrr"),
+    (lambda: exprs.precision(k=5), "p@5"),
+    (lambda: exprs.precision(), "precision"),
+    (lambda: exprs.recall(k=5), "r@5"),
+    (lambda: exprs.average_precision(k=5), "ap@5"),
+    (lambda: exprs.average_precision(), "map"),
+    (lambda: exprs.success(k=1), "success@1"),
+    (lambda: exprs.hit_rate(k=3), "hit_rate@3"),
+    (lambda: exprs.rprec(), "rprec"),
+    (lambda: exprs.relative_precision(k=5), "relative_p@5"),
+    (lambda: exprs.f1(k=5), "f1@5"),
+    (lambda: exprs.yaap(ties="doc", doc="doc"), "yaap"),
+    (lambda: exprs.err(k=5, ties="doc", doc="doc"), "err@5"),
+    (lambda: exprs.nerr(k=5, ties="doc", doc="doc"), "nerr@5"),
+    (lambda: exprs.rbp(k=5), "rbp@5"),
+    (lambda: exprs.rbp(p=0.8), "rbp(p=0.8)"),
+    (lambda: exprs.sdcg(max_rel=2, k=5), "sdcg(max_rel=2)@5"),
+    (lambda: exprs.iprec_at_recall(level=0.5, ties="doc", doc="doc"), "iprec@0.5"),
+    (lambda: exprs.eleven_point_average(ties="doc", doc="doc"), "11pt_avg"),
+    (lambda: exprs.g(ties="doc", doc="doc"), "g"),
+    (lambda: exprs.bin_g(), "bin_g"),
+]
+
+
+def test_every_expression_is_named_as_evaluate_names_its_measure() -> None:
+    assert {name for name in exprs.__all__} <= {
+        "ndcg",
+        "dcg",
+        "ideal_dcg",
+        "reciprocal_rank",
+        "precision",
+        "recall",
+        "average_precision",
+        "success",
+        "hit_rate",
+        "rprec",
+        "relative_precision",
+        "f1",
+        "yaap",
+        "err",
+        "nerr",
+        "rbp",
+        "sdcg",
+        "iprec_at_recall",
+        "eleven_point_average",
+        "g",
+        "bin_g",
+    }, "an expression was added: name it in NAMED_AS_EVALUATE"
+    frame = pl.DataFrame({"query": [1, 1, 1], "doc": ["a", "b", "c"], "relevance": [1, 0, 2], "score": [3.0, 2.0, 1.0]})
+    for build, measure in NAMED_AS_EVALUATE:
+        expected = frame.rank_metrics.evaluate([measure], ties="doc", doc="doc").columns[-1]
+        assert frame.group_by("query").agg(build()).columns[-1] == expected, measure

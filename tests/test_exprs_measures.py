@@ -30,14 +30,24 @@ import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import exprs
 from lodestar_polars.exprs._positional import _TABLE_CUTOFF_LIMIT
 from tests import measures_reference as reference
-from tests.test_exprs import ENGINES, SETTINGS, TIES, TOLERANCE, aggregate, broadcast, ragged_frames
+from tests.test_exprs import ENGINES, EVALUATE_NAMES, SETTINGS, TIES, TOLERANCE, aggregate, broadcast, ragged_frames
 
 MEASURES = ["precision", "recall", "average_precision", "success"]
 WITH_NO_RELEVANT = {"recall", "average_precision"}
 
 
 def column(measure: str, k: int | None) -> str:
-    return measure if k is None else f"{measure}@{k}"
+    """The expression's column: named as `evaluate` names the measure."""
+    name = EVALUATE_NAMES.get(measure, measure)
+    return name if k is None else f"{name}@{k}"
+
+
+def namespace(frame: pl.DataFrame, measure: str, **options: Any) -> pl.DataFrame:
+    """The namespace method's per-query frame, its column (named after the method) under the expression's name."""
+    result: pl.DataFrame = getattr(frame.rank_metrics, measure)(**options)
+    return result.rename(
+        {c: column(measure, None) + c[len(measure) :] for c in result.columns if c.startswith(measure)}
+    )
 
 
 @st.composite
@@ -109,7 +119,7 @@ def test_the_reference_definition_in_every_tie_mode(
 @given(frame=ragged_frames(), call=calls())
 def test_group_by_agg_matches_the_namespace(frame: pl.DataFrame, call: tuple[str, dict[str, Any]], engine: str) -> None:
     measure, options = call
-    expected = getattr(frame.rank_metrics, measure)(**options).sort("query")
+    expected = namespace(frame, measure, **options).sort("query")
     assert_frame_equal(aggregate(frame, engine, expression(measure, options)), expected, **TOLERANCE)
 
 
@@ -118,7 +128,7 @@ def test_group_by_agg_matches_the_namespace(frame: pl.DataFrame, call: tuple[str
 def test_over_broadcasts_the_namespaces_value(frame: pl.DataFrame, call: tuple[str, dict[str, Any]]) -> None:
     measure, options = call
     result = broadcast(frame, "streaming", expression(measure, options))
-    per_query = getattr(frame.rank_metrics, measure)(**options)
+    per_query = namespace(frame, measure, **options)
     expected = frame.join(per_query, on="query", how="left", maintain_order="left")
     assert_frame_equal(result, expected, **TOLERANCE)
 
@@ -132,7 +142,7 @@ def test_a_large_cutoff_takes_the_cumulative_sum_path() -> None:
     k = _TABLE_CUTOFF_LIMIT + 1
     for measure in MEASURES:
         for cutoff in (None, 700, k):
-            expected = getattr(frame.rank_metrics, measure)(k=cutoff).sort("query")
+            expected = namespace(frame, measure, k=cutoff).sort("query")
             result = frame.group_by("query").agg(getattr(exprs, measure)(k=cutoff)).sort("query")
             assert_frame_equal(result, expected, **TOLERANCE)
 
@@ -162,12 +172,12 @@ def test_trec_eval_on_a_random_tied_run() -> None:
     cut = ",".join(map(str, CUTOFFS))
     names = {f"P.{cut}", f"recall.{cut}", "map", f"map_cut.{cut}", f"success.{cut}"}
     expected = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
-    trec_names = {"average_precision": "map"}
+    trec_names = {"ap": "map"}
     for k in CUTOFFS:
         trec_names |= {
-            f"precision@{k}": f"P_{k}",
-            f"recall@{k}": f"recall_{k}",
-            f"average_precision@{k}": f"map_cut_{k}",
+            f"p@{k}": f"P_{k}",
+            f"r@{k}": f"recall_{k}",
+            f"ap@{k}": f"map_cut_{k}",
             f"success@{k}": f"success_{k}",
         }
     built = [exprs.average_precision(ties="doc", doc="doc")]
@@ -195,7 +205,7 @@ def test_average_precision_is_scikit_learns_on_rows_without_ties() -> None:
     )
     result = frame.group_by("query").agg(exprs.average_precision()).sort("query")
     expected = [average_precision_score(relevance[q], score[q]) for q in range(queries)]
-    np.testing.assert_allclose(result["average_precision"].to_numpy(), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(result["ap"].to_numpy(), expected, rtol=0, atol=1e-12)
 
 
 # --- options and data errors ----------------------------------------------------------------------------
@@ -215,7 +225,7 @@ def small() -> pl.DataFrame:
 
 def namespace_error(frame: pl.DataFrame, measure: str, **options: Any) -> BaseException:
     with pytest.raises(Exception) as raised:
-        getattr(frame.rank_metrics, measure)(**options)
+        namespace(frame, measure, **options)
     return raised.value
 
 
@@ -238,7 +248,7 @@ def test_no_relevant_error_names_the_threshold_and_counts_the_groups(small: pl.D
         small.group_by("query").agg(getattr(exprs, measure)(threshold=1.0, no_relevant="error"))
     answered = small.filter(pl.col("query") != 3)  # every group has a relevant row: no error
     result = answered.group_by("query").agg(getattr(exprs, measure)(no_relevant="error")).sort("query")
-    assert_frame_equal(result, getattr(answered.rank_metrics, measure)(no_relevant="error"), **TOLERANCE)
+    assert_frame_equal(result, namespace(answered, measure, no_relevant="error"), **TOLERANCE)
 
 
 @pytest.mark.parametrize("measure", MEASURES)
@@ -267,5 +277,5 @@ def test_precision_at_k_is_divided_as_c_divides() -> None:
     frame = pl.DataFrame(
         {"query": [1] * 5 + [2] * 5, "relevance": [1, 1, 1, 0, 0] * 2, "score": [5.0, 4.0, 3.0, 2.0, 1.0] * 2}
     )
-    got = frame.group_by("query").agg(exprs.precision(k=20))["precision@20"].to_list()
+    got = frame.group_by("query").agg(exprs.precision(k=20))["p@20"].to_list()
     assert got == [3.0 / 20] * 2 == [0.15] * 2

@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 
 import polars as pl
 
+from ..measures import reciprocal_rank as reciprocal_rank_measure
+from ..measures import success as success_measure
 from ._data_checks import _checks, _finish, _threshold_inputs
 from ._inputs import Column, Ties, _check_threshold, _column_name, _gain, _Inputs, _inputs
 from ._positional import _UNIT_WEIGHT, _in_ranked_order, _weighted_by_position
@@ -101,7 +103,7 @@ def reciprocal_rank(
     Returns
     -------
     pl.Expr
-        A Float64 expression named `reciprocal_rank` or `reciprocal_rank@{k}`, one value per group.
+        A Float64 expression named `rr` or `rr@{k}` (as `evaluate` names the measure), one value per group.
 
     Examples
     --------
@@ -110,19 +112,19 @@ def reciprocal_rank(
     >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [0, 1, 0, 1, 0], "score": [3, 2, 1, 5, 5]})
     >>> df.group_by("query", maintain_order=True).agg(exprs.reciprocal_rank())
     shape: (2, 2)
-    ┌───────┬─────────────────┐
-    │ query ┆ reciprocal_rank │
-    │ ---   ┆ ---             │
-    │ i64   ┆ f64             │
-    ╞═══════╪═════════════════╡
-    │ 1     ┆ 0.5             │
-    │ 2     ┆ 0.75            │
-    └───────┴─────────────────┘
+    ┌───────┬──────┐
+    │ query ┆ rr   │
+    │ ---   ┆ ---  │
+    │ i64   ┆ f64  │
+    ╞═══════╪══════╡
+    │ 1     ┆ 0.5  │
+    │ 2     ┆ 0.75 │
+    └───────┴──────┘
     """
     i = _inputs("reciprocal_rank", relevance, score, doc, k, ties, "linear")
     cut = _check_threshold(threshold)
     relevant = i.relevance.cast(pl.Float64, strict=False) > cut
-    name = _column_name("reciprocal_rank", i.k)
+    name = _column_name(reciprocal_rank_measure.MEASURE.name, i.k)
     checks = _checks("reciprocal_rank", i, _gain(i))
     if i.ties == "average":
         expected = _expected_from_first_relevant_block(i.cut, lambda probability, position: probability / position)
@@ -174,7 +176,7 @@ def success(
     └───────┴───────────┘
     """
     i, relevant, checks = _threshold_inputs("success", relevance, score, doc, k, ties, threshold)
-    name = _column_name("success", i.k)
+    name = _column_name(success_measure.MEASURE.name, i.k)
     if i.ties == "average":
         expected = _expected_from_first_relevant_block(i.cut, lambda probability, _position: probability)
         return _finish(i, name, _from_counts(_first_relevant_block(i, relevant > 0), expected), checks)

@@ -7,6 +7,9 @@ import math
 
 import polars as pl
 
+from ..measures import average_precision as average_precision_measure
+from ..measures import precision as precision_measure
+from ..measures import recall as recall_measure
 from ..measures._base import exact_quotient
 from ._data_checks import _finish, _no_relevant_finish, _threshold_inputs
 from ._inputs import Column, NoRelevant, Ties, _check_threshold, _column_name, _gain, _Inputs, _refuse_tie_modes
@@ -62,7 +65,7 @@ def precision(
     Returns
     -------
     pl.Expr
-        A Float64 expression named `precision` or `precision@{k}`, one value per group.
+        A Float64 expression named `p` or `p@{k}` (as `evaluate` names the measure), one value per group.
 
     Examples
     --------
@@ -71,18 +74,18 @@ def precision(
     >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [0, 1, 0, 1, 0], "score": [3, 2, 1, 5, 5]})
     >>> df.group_by("query", maintain_order=True).agg(exprs.precision(k=1))
     shape: (2, 2)
-    ┌───────┬─────────────┐
-    │ query ┆ precision@1 │
-    │ ---   ┆ ---         │
-    │ i64   ┆ f64         │
-    ╞═══════╪═════════════╡
-    │ 1     ┆ 0.0         │
-    │ 2     ┆ 0.5         │
-    └───────┴─────────────┘
+    ┌───────┬─────┐
+    │ query ┆ p@1 │
+    │ ---   ┆ --- │
+    │ i64   ┆ f64 │
+    ╞═══════╪═════╡
+    │ 1     ┆ 0.0 │
+    │ 2     ┆ 0.5 │
+    └───────┴─────┘
     """
     i, relevant, checks = _threshold_inputs("precision", relevance, score, doc, k, ties, threshold)
     hits = _hits(i, relevant)
-    name = _column_name("precision", i.k)
+    name = _column_name(precision_measure.MEASURE.name, i.k)
     if i.k is None:  # a group without rows (an empty window) scores 0, as a query without rows
         return _finish(i, name, hits / pl.len(), checks, lambda values: values.fill_nan(0.0))
     # divided as C divides, not by Polars' product with the reciprocal of k (`exact_quotient`)
@@ -114,7 +117,7 @@ def recall(
     Returns
     -------
     pl.Expr
-        A Float64 expression named `recall` or `recall@{k}`, one value per group.
+        A Float64 expression named `r` or `r@{k}` (as `evaluate` names the measure), one value per group.
 
     Examples
     --------
@@ -123,18 +126,20 @@ def recall(
     >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [1, 1, 0, 1, 0], "score": [3, 2, 1, 5, 5]})
     >>> df.group_by("query", maintain_order=True).agg(exprs.recall(k=1))
     shape: (2, 2)
-    ┌───────┬──────────┐
-    │ query ┆ recall@1 │
-    │ ---   ┆ ---      │
-    │ i64   ┆ f64      │
-    ╞═══════╪══════════╡
-    │ 1     ┆ 0.5      │
-    │ 2     ┆ 0.5      │
-    └───────┴──────────┘
+    ┌───────┬─────┐
+    │ query ┆ r@1 │
+    │ ---   ┆ --- │
+    │ i64   ┆ f64 │
+    ╞═══════╪═════╡
+    │ 1     ┆ 0.5 │
+    │ 2     ┆ 0.5 │
+    └───────┴─────┘
     """
     i, relevant, checks = _threshold_inputs("recall", relevance, score, doc, k, ties, threshold)
     finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
-    return _finish(i, _column_name("recall", i.k), _hits(i, relevant) / relevant.sum(), checks, finish)
+    return _finish(
+        i, _column_name(recall_measure.MEASURE.name, i.k), _hits(i, relevant) / relevant.sum(), checks, finish
+    )
 
 
 def _ordered_average_precision(relevant_in_order: pl.Expr, k: int | None) -> pl.Expr:
@@ -192,7 +197,7 @@ def average_precision(
     Returns
     -------
     pl.Expr
-        A Float64 expression named `average_precision` or `average_precision@{k}`, one value per group.
+        A Float64 expression named `ap` or `ap@{k}` (as `evaluate` names the measure), one value per group.
 
     Examples
     --------
@@ -201,14 +206,14 @@ def average_precision(
     >>> df = pl.DataFrame({"query": [1, 1, 1, 2, 2], "relevance": [0, 1, 1, 1, 0], "score": [3, 2, 1, 5, 5]})
     >>> df.group_by("query", maintain_order=True).agg(exprs.average_precision())
     shape: (2, 2)
-    ┌───────┬───────────────────┐
-    │ query ┆ average_precision │
-    │ ---   ┆ ---               │
-    │ i64   ┆ f64               │
-    ╞═══════╪═══════════════════╡
-    │ 1     ┆ 0.583333          │
-    │ 2     ┆ 0.75              │
-    └───────┴───────────────────┘
+    ┌───────┬──────────┐
+    │ query ┆ ap       │
+    │ ---   ┆ ---      │
+    │ i64   ┆ f64      │
+    ╞═══════╪══════════╡
+    │ 1     ┆ 0.583333 │
+    │ 2     ┆ 0.75     │
+    └───────┴──────────┘
     """
     i, relevant, checks = _threshold_inputs("average_precision", relevance, score, doc, k, ties, threshold)
     finish = _no_relevant_finish(no_relevant, _check_threshold(threshold))
@@ -219,7 +224,9 @@ def average_precision(
             return _block_averaged_precision(score, relevant, i.cut)
 
         summed = pl.coalesce(_in_tied_groups(i, {"relevant": relevant}, averaged), summed)
-    return _finish(i, _column_name("average_precision", i.k), summed / relevant.sum(), checks, finish)
+    return _finish(
+        i, _column_name(average_precision_measure.MEASURE.name, i.k), summed / relevant.sum(), checks, finish
+    )
 
 
 def yaap(
