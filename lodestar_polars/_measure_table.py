@@ -8,6 +8,7 @@ import types
 from collections.abc import Callable, Sequence
 
 from . import measures
+from .exprs import _MEASURE_EXPRESSIONS
 from .measures._base import Definition, Spelling, option_text
 from .measures._registry import REGISTRY
 
@@ -65,6 +66,11 @@ def _tie_modes(measure: Definition) -> str:
     return modes + (" (no bounds with `qrels=`)" if measure.refuses_bounds_with_judgments else "")
 
 
+def _expression(measure: Definition) -> str:
+    expression = _MEASURE_EXPRESSIONS.get(measure.name)
+    return f"`exprs.{expression}`" if expression else "—"
+
+
 def _method(measure: Definition) -> str:
     return f"`{measure.method}`" if measure.method else "evaluate only"
 
@@ -74,6 +80,7 @@ _COLUMNS: dict[str, Callable[[Definition], str]] = {
     "`evaluate` name (aliases)": _evaluate_names,
     "measure": lambda measure: f"`{measure.name}`",
     "method": _method,
+    "expression": _expression,
     "options": _options,
     "ties": _tie_modes,
     "summary": lambda measure: _SUMMARY[measure.summary],
@@ -91,6 +98,7 @@ README_COLUMNS = (
     "trec_eval",
     "ir_measures",
     "ranx",
+    "expression",
     "checked against",
 )
 # the site's two tables, each narrow enough for the page at 1280 px: how to ask for a measure here, and how the
@@ -101,7 +109,8 @@ TOOL_COLUMNS = ("measure", "trec_eval", "ir_measures", "ranx", "checked against"
 
 def measure_table(columns: Sequence[str] = README_COLUMNS) -> str:
     """Markdown: one row per registered measure, in `columns` (headings of `_COLUMNS`): the names evaluate()
-    takes, the `.rank_metrics` method computing it alone, its own options (written `name(option=value)`), its
+    takes, the `.rank_metrics` method computing it alone, the `lodestar_polars.exprs` expression computing it
+    within a group, its own options (written `name(option=value)`), its
     tie modes, its summary over queries, how trec_eval, ir_measures and ranx name it, and the tools its tests
     compare it with."""
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]

@@ -609,3 +609,19 @@ def test_every_expression_is_named_as_evaluate_names_its_measure() -> None:
     for build, measure in NAMED_AS_EVALUATE:
         expected = frame.rank_metrics.evaluate([measure], ties="doc", doc="doc").columns[-1]
         assert frame.group_by("query").agg(build()).columns[-1] == expected, measure
+
+
+def test_the_measure_table_names_the_expression_of_every_measure_that_has_one() -> None:
+    """The README's measure table reads `_MEASURE_EXPRESSIONS`: every expression (hit_rate is success under
+    ranx's name) computes one registered measure, and names its column as `evaluate` names that measure."""
+    from lodestar_polars.exprs import _MEASURE_EXPRESSIONS
+    from lodestar_polars.measures._registry import REGISTRY
+
+    assert sorted(_MEASURE_EXPRESSIONS.values()) == sorted(set(exprs.__all__) - {"hit_rate"})
+    assert set(_MEASURE_EXPRESSIONS) <= set(REGISTRY)
+    named = {measure.split("@")[0].split("(")[0]: build for build, measure in NAMED_AS_EVALUATE}
+    frame = pl.DataFrame({"query": [1, 1], "doc": ["a", "b"], "relevance": [1, 0], "score": [2.0, 1.0]})
+    for measure, function in _MEASURE_EXPRESSIONS.items():
+        build = named.get(measure) or named[function]
+        column = frame.group_by("query").agg(build()).columns[-1]
+        assert column.split("@")[0].split("(")[0] == measure, (measure, function, column)

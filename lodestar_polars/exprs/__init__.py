@@ -97,6 +97,31 @@ from .interpolated import eleven_point_average, iprec_at_recall
 from .normalized_gain import bin_g, g
 from .precision_recall import average_precision, f1, precision, recall, relative_precision, rprec, yaap
 
+# the measure (as `evaluate` names it, its registry name) each expression computes: the README's measure table
+# reads it, and each expression names its column as `evaluate` names that measure's
+_MEASURE_EXPRESSIONS: dict[str, str] = {
+    "ndcg": "ndcg",
+    "dcg": "dcg",
+    "ideal_dcg": "ideal_dcg",
+    "rr": "reciprocal_rank",
+    "p": "precision",
+    "r": "recall",
+    "ap": "average_precision",
+    "success": "success",
+    "rprec": "rprec",
+    "relative_p": "relative_precision",
+    "f1": "f1",
+    "yaap": "yaap",
+    "err": "err",
+    "nerr": "nerr",
+    "rbp": "rbp",
+    "iprec": "iprec_at_recall",
+    "11pt_avg": "eleven_point_average",
+    "sdcg": "sdcg",
+    "g": "g",
+    "bin_g": "bin_g",
+}
+
 __all__ = [
     "average_precision",
     "bin_g",
