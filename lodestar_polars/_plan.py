@@ -1519,6 +1519,8 @@ def _with_running(
             window = block_sum.over([*names.group, SCORE])
         elif column.operation == "block_least":
             window = column.value.min().over([*names.group, SCORE])
+        elif column.operation == "row":
+            window = column.value
         else:
             ordered = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
             if column.exclusive:

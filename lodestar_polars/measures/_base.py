@@ -222,11 +222,13 @@ class Running(NamedTuple):
     after another (trec_eval's rbp) reads its total from a running one (the least of a running product of
     factors in [0, 1], the greatest of a running sum of non-negative values), so that its sums are those of the
     tool to the last bit; a block one gives each row of a tie block what the block's sums need of the others
-    (an aggregation mixed with the rows inside the block group-by would leave the streaming engine)."""
+    (an aggregation mixed with the rows inside the block group-by would leave the streaming engine).  A "row"
+    one is `value` itself, row by row: an expression the streaming engine runs in a select but not inside the
+    per-query aggregation (compat's table lookup, a `gather`), computed before it."""
 
     column: str
     value: pl.Expr
-    operation: Literal["product", "sum", "block_sum", "block_least"]
+    operation: Literal["product", "sum", "block_sum", "block_least", "row"]
     exclusive: bool = False
 
 

@@ -24,9 +24,10 @@ sum is one per-row term: with H(m) = sum over d <= m of p^(d-1) / d,
 
 M the relevant rows, and RBO(ideal)'s sum is (1 - p^R) / (1 - p) + R (H(D) - H(R)).  H has no closed form: it is
 tabulated once per p up to the position where its terms stop changing its last bit (`partial_sums`; p is at most
-0.9999, whose table holds some 380,000 positions), and read by `gather`; the ideal position comes from the plan
-(`Quantity.COMPATIBLE_IDEAL`: windows over the rows of each level, and with judgments two windows over the
-judgments carried by the relevance's join), so the measure stays one lazy plan.
+0.9999, whose table holds some 380,000 positions), and read by `gather` row by row before the per-query
+aggregation (a "row" `Running` column: inside the aggregation the streaming engine would leave it to memory); the
+ideal position comes from the plan (`Quantity.COMPATIBLE_IDEAL`: windows over the rows of each level, and with
+judgments two windows over the judgments, carried by the relevance's join), so the measure stays one lazy plan.
 
 Where ir_measures' number differs: it orders the documents of one level that share a score (a tie in the run, or
 a retrieved document scored 0 beside an unretrieved one) as its qrels list them, so that its value changes with
@@ -61,6 +62,7 @@ from ._base import (
     NoRelevant,
     Option,
     Quantity,
+    Running,
     Spelling,
     Term,
     option_text,
@@ -124,10 +126,19 @@ def _overlap_column(p: float) -> str:
     return term_name(f"compat_overlap_{option_text(p)}", None)
 
 
+def _entered_column(p: float) -> str:
+    return term_name(f"compat_entered_{option_text(p)}", None)
+
+
+def running_at(p: float, context: Context) -> list[Running]:
+    """Per relevant row, H(max(r, i) - 1): a lookup the streaming engine runs row by row, not inside the
+    per-query aggregation."""
+    entered = pl.max_horizontal(pl.col(context.position), pl.col(COMPATIBLE_IDEAL_POSITION))
+    return [Running(_entered_column(p), pl.when(pl.col(RELEVANT)).then(partial_sums(p, entered - 1)), "row")]
+
+
 def terms_at(p: float, normalize: float, context: Context, cutoff: int | None) -> dict[str, Term]:
-    position = pl.col(context.position)
-    entered = pl.max_horizontal(position, pl.col(COMPATIBLE_IDEAL_POSITION))
-    overlap = pl.when(pl.col(RELEVANT)).then(partial_sums(p, entered - 1)).otherwise(0.0)
+    overlap = pl.col(_entered_column(p)).fill_null(0.0)
     return {**_hits.terms(context, None), _overlap_column(p): Term(overlap, None)}
 
 
@@ -165,7 +176,10 @@ def with_options(values: Mapping[str, float]) -> Definition:
     def value(context: Context, cutoff: int | None) -> pl.Expr:
         return value_at(p, normalize, context, cutoff)
 
-    measure = MEASURE.with_terms(terms, value)
+    def running(context: Context) -> list[Running]:
+        return running_at(p, context)
+
+    measure = MEASURE.with_terms(terms, value, running)
     # without normalisation nothing is divided by the ideal: no_relevant does not apply
     return measure if normalize else replace(measure, no_relevant=None)
 
@@ -182,6 +196,7 @@ MEASURE = Definition(
     needs=frozenset({Quantity.RELEVANT_COUNT, Quantity.COMPATIBLE_IDEAL}),
     terms=lambda context, cutoff: terms_at(DEFAULT_PERSISTENCE, 1.0, context, cutoff),
     value=lambda context, cutoff: value_at(DEFAULT_PERSISTENCE, 1.0, context, cutoff),
+    running=lambda context: running_at(DEFAULT_PERSISTENCE, context),
     bounds=(0.0, 1.0),
     no_relevant=NORMALISED,
     parameter="none",
