@@ -76,6 +76,7 @@ from .measures._base import (
     BLOCK_UNJUDGED,
     BOUNDARIES,
     BOUNDARY_WEIGHT_AT,
+    COMPATIBLE_IDEAL_POSITION,
     CONTINUATION,
     CUMULATIVE_DCG,
     CUMULATIVE_GAIN,
@@ -83,6 +84,7 @@ from .measures._base import (
     ERR_MAX_GRADE,
     GAIN,
     GAIN_HIGH,
+    HIGHER_LEVELS,
     IDEAL_DCG_AT,
     IDEAL_DISCOUNT,
     IDEAL_EXCESS_AT,
@@ -90,6 +92,7 @@ from .measures._base import (
     IN_RUN,
     JUDGED_BEFORE,
     JUDGED_RELEVANT,
+    LEVEL_TOTAL,
     POOLED,
     POOLED_BEFORE,
     POSITION,
@@ -385,6 +388,8 @@ def _with_judged_relevance(
     pooled = _needs(spec, Quantity.POOLED_BEFORE)
     if pooled:  # in the qrels at any level, negative ones included
         judged = judged.with_columns(pl.lit(True).alias(POOLED))
+    if _needs(spec, Quantity.COMPATIBLE_IDEAL):  # from every judged document, retrieved or not
+        judged = judged.with_columns(_relevant_levels(spec, names.query))
     on = [*names.query, *names.docs]
     # keep_order: ties="input" / "reverse" read the run's row order, and a plain join may deal rows out of order
     joined = rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
@@ -545,6 +550,29 @@ def _pooled_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
         return (position - 1).cast(pl.Int64)
     position = pl.when(pl.col(POOLED)).then(position)
     return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
+
+
+def _relevant_levels(spec: Spec, keys: list[str]) -> list[pl.Expr]:
+    """For a relevant row or judged document: the relevant ones of its query (`keys`) of a higher level, and of
+    its level (`Quantity.COMPATIBLE_IDEAL`)."""
+    relevance = pl.col(RELEVANCE)
+    relevant_level = pl.when(relevance.cast(pl.Float64) > spec.threshold).then(relevance)
+    return [
+        (relevant_level.rank("min", descending=True).over(keys) - 1).cast(pl.Int64).alias(HIGHER_LEVELS),
+        pl.len().over([*keys, RELEVANCE]).cast(pl.Int64).alias(LEVEL_TOTAL),
+    ]
+
+
+def _compatible_ideal_position(spec: Spec, names: _Names) -> pl.Expr:
+    """For a relevant row that counts: its position in the ideal ranking most compatible with the run, as
+    ir_measures' Compat orders it (`Quantity.COMPATIBLE_IDEAL`): after the relevant documents of a higher level,
+    its level's retrieved rows in the run's order, the unretrieved documents of its level (scored 0 there) coming
+    before the rows scored below 0."""
+    level = [*names.group, RELEVANCE]
+    within_level = pl.col(_threshold_position(spec)).rank("ordinal").over(level).cast(pl.Int64)
+    unretrieved = pl.col(LEVEL_TOTAL) - pl.len().over(level).cast(pl.Int64)
+    after_unretrieved = pl.when(pl.col(SCORE) < 0).then(unretrieved).otherwise(0)
+    return pl.when(pl.col(RELEVANT)).then(pl.col(HIGHER_LEVELS) + within_level + after_unretrieved)
 
 
 def _query_totals_in_rows(names: _Names) -> list[pl.Expr]:
@@ -1464,6 +1492,8 @@ def _with_term_columns(
         derived.append(_pooled_before(spec, judged, names).alias(POOLED_BEFORE))
     if _needs(spec, Quantity.CONTINUATION):
         derived.append(_continuation(names.group, POSITION).alias(CONTINUATION))
+    if _needs(spec, Quantity.COMPATIBLE_IDEAL):
+        derived.append(_compatible_ideal_position(spec, names).alias(COMPATIBLE_IDEAL_POSITION))
     if _needs(spec, Quantity.TIE_BLOCKS) and spec.ties in ("optimistic", "pessimistic"):
         derived += _tie_block_windows(spec, judged, names)
     rows = rows.with_columns(derived) if derived else rows
@@ -1489,6 +1519,8 @@ def _with_running(
             window = block_sum.over([*names.group, SCORE])
         elif column.operation == "block_least":
             window = column.value.min().over([*names.group, SCORE])
+        elif column.operation == "row":
+            window = column.value
         else:
             ordered = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
             if column.exclusive:
@@ -1553,6 +1585,8 @@ def _flagged_per_query(
         windows += _query_totals_in_rows(names)
     if qrels is None and _needs(spec, Quantity.GREATEST_GAIN):
         windows.append(_greatest_gain().over(names.group).alias(GAIN_HIGH))
+    if qrels is None and _needs(spec, Quantity.COMPATIBLE_IDEAL):  # over every row: those past max_retrieved too
+        windows += _relevant_levels(spec, names.group)
     if _splits_positions(spec):
         windows.append(_position(spec, names, judged=judged, by_relevant=True).alias(RELEVANT_POSITION))
     if _needs(spec, Quantity.IDEAL_DCG) and not judged:

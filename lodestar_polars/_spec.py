@@ -325,6 +325,8 @@ def _check_judged_only(judged_only: object) -> bool:
 # ASCII digits: a cut-off (`ndcg@10`) or, for a recall-level measure, a decimal recall level (`iprec@0.5`,
 # `iprec@.25`, `iprec@1`); Arabic-Indic or full-width digits make no name
 MEASURE_PATTERN = re.compile(r"([a-z0-9_-]+)(?:\(([^()]*)\))?(?:@([0-9]+|[0-9]*\.[0-9]+))?", re.ASCII | re.IGNORECASE)
+# a flag option's values as ir_measures writes them (`Compat(normalize=False)`)
+_FLAG_VALUES = {"true": 1.0, "false": 0.0}
 _OPTION_VALUE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[+-]?[0-9]+)?", re.ASCII | re.IGNORECASE)
 
 
@@ -360,7 +362,10 @@ def _parse_options(name: str, kind: Kind, text: str | None) -> tuple[tuple[str, 
         if option.name in given:
             msg = f"measure {name!r}: option {option.name!r} is given twice."
             raise ValueError(msg)
-        value = float(value_text) if _OPTION_VALUE.fullmatch(value_text) else math.nan
+        if option.flag and value_text.lower() in _FLAG_VALUES:
+            value = _FLAG_VALUES[value_text.lower()]
+        else:
+            value = float(value_text) if _OPTION_VALUE.fullmatch(value_text) else math.nan
         refusal = "it is not a decimal number" if math.isnan(value) else option.refusal(value)
         if refusal is not None:
             msg = f"measure {name!r}: option {option.name}={value_text!r} is refused: {refusal}."

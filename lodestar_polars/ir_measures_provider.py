@@ -10,14 +10,17 @@ ir_measures' default providers for every measure it does not compute.
 The measures it computes are those whose module (`lodestar_polars/measures/`) gives an ir_measures spelling,
 with their parameters: the cut-off or recall level, `rel` (a level >= rel is relevant: `threshold=rel - 1`),
 `judged_only`, and the measure's own options (SetF's `beta`; the `min_rel` and `max_rel` of SDCG, NERR8-11,
-BPM, INSQ and INST, the `T` of BPM, INSQ, INST and NERR11, NERR10's `p`); nDCG with its default `dcg="log2"` and no
-`gains`.  RBP is left to ir_measures: its default provider (cwl_eval) takes a binary `rel`, where this package's
-rbp brings graded levels into [0, 1].
+BPM, INSQ and INST, the `T` of BPM, INSQ, INST and NERR11, NERR10's `p`, Compat's `p` and `normalize`); nDCG with
+its default `dcg="log2"` and no `gains`.  RBP is left to ir_measures: its default provider (cwl_eval) takes a binary
+`rel`, where this package's rbp brings graded levels into [0, 1].  Compat's ideal ranking orders the documents of
+one level that share a score as the run ranks them, where ir_measures' compat provider reads its qrels' order
+(`lodestar_polars.measures.compat`): the two agree when the qrels list such documents by ascending doc id and no
+relevant document is scored exactly 0.
 
 Tied scores are ordered as the provider ir_measures' default pipeline would choose for the measure:
 trec_eval's order (doc id descending, `ties="doc"`) for pytrec_eval's and gdeval's measures, doc id ascending
-for Judged and RR@k (its judged and msmarco providers), the order the run gives for the C/W/L measures (SDCG,
-NERR8-11, BPM, INSQ, INST: cwl_eval keeps it);
+for Judged, RR@k and Compat (its judged, msmarco and compat providers), the order the run gives for the C/W/L
+measures (SDCG, NERR8-11, BPM, INSQ, INST: cwl_eval keeps it);
 `LodestarProvider(ties=...)` takes one of this package's tie modes for every measure instead (`"average"`: the
 expectation over the tied orders).
 
@@ -64,7 +67,7 @@ QUERY, DOC, SCORE, RELEVANCE = "query_id", "doc_id", "score", "relevance"
 _DOC_ASCENDING = "doc_ascending"
 
 # the tie order of the providers of ir_measures' default pipeline (`Evaluator` sorts of each)
-_PROVIDER_TIES = {"judged": _DOC_ASCENDING, "msmarco": _DOC_ASCENDING, "cwl_eval": "input"}
+_PROVIDER_TIES = {"judged": _DOC_ASCENDING, "msmarco": _DOC_ASCENDING, "compat": _DOC_ASCENDING, "cwl_eval": "input"}
 _TREC_EVAL_TIES = "doc"
 
 

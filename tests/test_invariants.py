@@ -253,6 +253,7 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("nerr10", None, None),
     MeasureKind("nerr11", None, None),
     MeasureKind("inst", None, None),
+    MeasureKind("compat", None, None),
 )
 KIND = {kind.name: kind for kind in MEASURES}
 CUT_OFF_KINDS = tuple(kind for kind in MEASURES if kind.parameter == "cutoff")
@@ -319,6 +320,8 @@ OPTION_VALUES: dict[tuple[str, str], tuple[float, ...]] = {
     ("inst", "t"): (0.5, 1.0, 2.0, 0.25),
     ("inst", "min_rel"): (0.0, 1.0, 0.5),
     ("inst", "max_rel"): (4.0, 1.5, 2.0, 3.0),
+    ("compat", "p"): (0.5, 0.95, 0.8, 0.99, 0.1),
+    ("compat", "normalize"): (0.0, 1.0),
 }
 # each option's default as its tool documents it (trec_eval's m_rbp.c: p = 0.9; m_set_F.c: x = 1.0; m_utility.c:
 # 1, -1, 0, 0; -N: no collection size; ir_measures' SDCG: min_rel = 0): the option-less measure must be the
@@ -345,6 +348,8 @@ DOCUMENTED_DEFAULTS: dict[tuple[str, str], float] = {
     ("nerr11", "min_rel"): 0.0,
     ("inst", "t"): 1.0,  # ir_measures' INST: T = 1
     ("inst", "min_rel"): 0.0,
+    ("compat", "p"): 0.95,  # ir_measures' Compat: p = 0.95, normalize = True
+    ("compat", "normalize"): 1.0,
 }
 # the collection size given to utility when its d is drawn non-zero without one
 UTILITY_COLLECTION = 500.0

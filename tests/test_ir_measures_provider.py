@@ -8,8 +8,10 @@ from __future__ import annotations
 import importlib
 import logging
 import math
+import re
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -205,6 +207,34 @@ def test_tie_mode_for_every_measure() -> None:
         LodestarProvider(ties="random")
 
 
+COMPAT = [M.Compat, M.Compat(p=0.8), M.Compat(p=0.9, normalize=False), M.Compat(p=0.5, normalize=True)]
+
+
+def compat_case(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    """`random_case` with its qrels listed by ascending doc id and its scores of 0 moved to -0.5: ir_measures'
+    Compat orders the documents of one level that share a score (an unretrieved one scoring 0 there) as its qrels
+    list them, this package's as the run ranks them (`lodestar_polars.measures.compat`), and ir_measures' compat
+    provider, like this one, breaks the run's ties by ascending doc id."""
+    qrels, run = random_case(seed)
+    return (
+        {query: dict(sorted(docs.items())) for query, docs in qrels.items()},
+        {query: {doc: -0.5 if score == 0.0 else score for doc, score in docs.items()} for query, docs in run.items()},
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compat_equals_ir_measures_compat_provider(seed: int) -> None:
+    """Per query and on average, with heavy ties, negative scores and judged documents not retrieved."""
+    qrels, run = compat_case(seed)
+    assert all(PROVIDER.supports(measure) for measure in COMPAT)
+    routes = {type(ir_measures.DefaultPipeline.evaluator([m], {"q": {"d": 1}})).__name__ for m in COMPAT}
+    assert routes == {"CompatEvaluator"}
+    assert_same(per_query(PROVIDER.iter_calc(COMPAT, qrels, run)), per_query(ir_measures.iter_calc(COMPAT, qrels, run)))
+    ours = PROVIDER.calc_aggregate(COMPAT, qrels, run)
+    theirs = ir_measures.calc_aggregate(COMPAT, qrels, run)
+    assert_same({str(m): v for m, v in ours.items()}, {str(m): float(v) for m, v in theirs.items()})
+
+
 def test_a_measure_not_computed_here_is_left_to_ir_measures() -> None:
     """RBP(rel=1) (cwl_eval's binary RBP) and nDCG with a gain mapping are not this package's: the provider
     says so, and PIPELINE hands them to ir_measures' providers."""
@@ -230,3 +260,43 @@ def test_without_ir_measures_the_import_names_the_extra(monkeypatch: pytest.Monk
     with pytest.raises(ImportError, match=r'pip install "lodestar-polars\[ir-measures\]"'):
         importlib.import_module("lodestar_polars.ir_measures_provider")
     monkeypatch.setitem(sys.modules, "lodestar_polars.ir_measures_provider", ir_measures_provider)
+
+
+# the value each required parameter of an ir_measures measure takes when the test builds one (a required parameter
+# missing here fails the test: it would otherwise be counted as not served)
+REQUIRED_PARAMETERS: dict[str, Any] = {"cutoff": 10, "recall": 0.5, "max_rel": 3}
+NOT_COMPUTED_HEADING = "## ir_measures' measures not computed here"
+
+
+def served(name: str) -> bool:
+    """Whether the provider computes ir_measures' measure `name` (its registry entry, required parameters set)."""
+    measure = ir_measures.measures.registry[name]
+    required = [param for param, info in measure.SUPPORTED_PARAMS.items() if info.required]
+    unknown = [param for param in required if param not in REQUIRED_PARAMETERS]
+    assert not unknown, f"{name} requires {unknown}: give them a value in REQUIRED_PARAMETERS"
+    return bool(PROVIDER.supports(measure(**{param: REQUIRED_PARAMETERS[param] for param in required})))
+
+
+def named_as_not_computed() -> set[str]:
+    """The measures the docs' list of ir_measures' measures not computed here names: in backticks, before the
+    colon of each bullet (`RBP`: ..., or `NRBP`, `nNRBP`, ...: ...)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "from-ir-measures.md").read_text(encoding="utf-8")
+    section = text[text.index(NOT_COMPUTED_HEADING) :]
+    end = section.find("\n## ")
+    section = section if end < 0 else section[:end]
+    bullets = re.findall(r"^- (.*?):", section, re.MULTILINE | re.DOTALL)
+    return {name for bullet in bullets for name in re.findall(r"`([^`]+)`", bullet)}
+
+
+def test_every_ir_measures_measure_is_computed_here_or_named_in_the_docs_with_its_reason() -> None:
+    """ir_measures' list (`ir_measures.measures.registry`, aliases included) against docs/from-ir-measures.md: a
+    measure the provider does not compute is named in its list of those not computed here, and one it computes is
+    not, so that the page follows both ir_measures and this package."""
+    registry = set(ir_measures.measures.registry)
+    named = named_as_not_computed()
+    assert named <= registry, f"the docs name measures ir_measures does not have: {sorted(named - registry)}"
+    missing = sorted(name for name in registry - named if not served(name))
+    assert not missing, f"neither computed here nor named in docs/from-ir-measures.md: {missing}"
+    computed = sorted(name for name in named if served(name))
+    assert not computed, f"computed here, yet named in docs/from-ir-measures.md as not: {computed}"
+    assert {"Compat", "nDCG", "AP", "SDCG", "IPrec", "P", "SetRelP", "NumRelRet"} <= registry - named

@@ -203,6 +203,9 @@ def test_evaluate_takes_the_names_it_took_before_the_registry() -> None:
         "nerr10": "nerr10",
         "nerr11": "nerr11",
         "inst": "inst",
+        # ir_measures' Compat (its compat provider)
+        "compat": "compat",
+        "compatibility": "compat",
     }
 
 

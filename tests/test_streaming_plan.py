@@ -75,6 +75,19 @@ def test_physical_plan_has_no_in_memory_fallback(parquet_file: Path, method: str
     assert fallback_nodes(plan) == []
 
 
+@pytest.mark.parametrize("judged", [False, True])
+def test_compat_plan_has_no_in_memory_fallback(parquet_file: Path, judged: bool) -> None:
+    """compat reads a table of partial sums by `gather`, row by row before the per-query aggregation: inside it,
+    the streaming engine would fall back to memory."""
+    scan = pl.scan_parquet(parquet_file)
+    run, options = scan, {}
+    if judged:
+        run, options = scan.drop("relevance"), {"qrels": scan.select("query", "doc", "relevance")}
+    names = ["compat", "compat(p=0.8,normalize=False)"]
+    plan = run.rank_metrics.evaluate(names, doc="doc", ties="doc", **options)
+    assert fallback_nodes(plan) == []
+
+
 def test_the_fallback_detector_sees_a_fallback(parquet_file: Path) -> None:
     """Guard against a detector that can never fire: a non-elementwise Python function is a fallback."""
     plan = pl.scan_parquet(parquet_file).select(pl.col("score").map_batches(lambda s: s, return_dtype=pl.Float64))

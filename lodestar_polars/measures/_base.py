@@ -59,6 +59,12 @@ CUMULATIVE_DCG = f"{PREFIX}cumulative_dcg"
 IDEAL_DCG_AT = f"{PREFIX}ideal_dcg_at"
 IDEAL_EXCESS_AT = f"{PREFIX}ideal_excess_at"
 BOUNDARY_WEIGHT_AT = f"{PREFIX}boundary_weight_at"
+# per relevant row (`Quantity.COMPATIBLE_IDEAL`): the query's relevant documents (with judgments: its judged ones,
+# retrieved or not) of a higher level, and of its level (both per row before the rows that count are taken, so that
+# rows past max_retrieved still count), and its position in the ideal ranking most compatible with the run (`compat`)
+HIGHER_LEVELS = f"{PREFIX}higher_levels"
+LEVEL_TOTAL = f"{PREFIX}level_total"
+COMPATIBLE_IDEAL_POSITION = f"{PREFIX}compatible_ideal_position"
 
 # per tie block (ties="average"): its size n, relevant rows r, start s (positions s+1..s+n), summed gain, and
 # the relevant rows ranked above it
@@ -170,6 +176,12 @@ class Quantity(enum.Enum):
         " and per query `POSITIVE_GAINS`, `POSITIVE_GAIN_TOTAL`, `BOUNDARIES`; with judgments from every judged"
         " document of the query, retrieved or not"
     )
+    COMPATIBLE_IDEAL = (
+        "each relevant row's position in the ideal ranking most compatible with the run (`COMPATIBLE_IDEAL_POSITION`):"
+        " the relevant documents by descending level, within a level the retrieved ones scored >= 0 in the run's"
+        " order, then the unretrieved ones, then those scored < 0 (ir_measures' Compat); with judgments from every"
+        " judged document of the query, retrieved or not"
+    )
     QUERY_TOTALS = (
         "the query's R and judged non-relevant total N on every row (`ROW_RELEVANT_TOTAL`, `ROW_NONRELEVANT_TOTAL`):"
         " with judgments from all of the query's judged documents, retrieved or not"
@@ -210,11 +222,13 @@ class Running(NamedTuple):
     after another (trec_eval's rbp) reads its total from a running one (the least of a running product of
     factors in [0, 1], the greatest of a running sum of non-negative values), so that its sums are those of the
     tool to the last bit; a block one gives each row of a tie block what the block's sums need of the others
-    (an aggregation mixed with the rows inside the block group-by would leave the streaming engine)."""
+    (an aggregation mixed with the rows inside the block group-by would leave the streaming engine).  A "row"
+    one is `value` itself, row by row: an expression the streaming engine runs in a select but not inside the
+    per-query aggregation (compat's table lookup, a `gather`), computed before it."""
 
     column: str
     value: pl.Expr
-    operation: Literal["product", "sum", "block_sum", "block_least"]
+    operation: Literal["product", "sum", "block_sum", "block_least", "row"]
     exclusive: bool = False
 
 
@@ -313,13 +327,15 @@ class Option:
     """A numeric option of a measure, written as ir_measures writes it: `rbp(p=0.8)@10`, `set_f(beta=0.5)`.
     `refusal(value)` says why a value is refused (the error message's end), or None when it is accepted.
     `default` None makes it required: every name of the measure gives it (`sdcg(max_rel=4)@10`), and its
-    column shows it; `example` is then the value its error messages and examples write."""
+    column shows it; `example` is then the value its error messages and examples write.  A `flag` is 1 or 0,
+    also written `True` or `False` (`compat(normalize=False)`, as ir_measures writes it)."""
 
     name: str
     default: float | None
     description: str
     refusal: Callable[[float], str | None]
     example: float | None = None
+    flag: bool = False
 
     def __post_init__(self) -> None:
         if self.default is None and self.example is None:

@@ -8,6 +8,7 @@ from . import (
     bin_g,
     bpm,
     bpref,
+    compat,
     dcg,
     eleven_point_average,
     err,
@@ -102,4 +103,5 @@ REGISTRY: dict[str, Definition] = {
     nerr10.MEASURE.name: nerr10.MEASURE,
     nerr11.MEASURE.name: nerr11.MEASURE,
     inst.MEASURE.name: inst.MEASURE,
+    compat.MEASURE.name: compat.MEASURE,
 }
