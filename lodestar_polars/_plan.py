@@ -80,7 +80,9 @@ from .measures._base import (
     CUMULATIVE_DCG,
     CUMULATIVE_GAIN,
     DISCOUNT,
+    DISCOUNT_ABOVE,
     ERR_MAX_GRADE,
+    EXPECTED_DCG_ABOVE,
     GAIN,
     GAIN_HIGH,
     IDEAL_DCG_AT,
@@ -750,12 +752,27 @@ def _ideal_prefixes_in_run_order(spec: Spec, names: _Names) -> list[pl.Expr]:
 
 
 def _run_prefixes(spec: Spec, names: _Names) -> list[pl.Expr]:
-    """Per row: the gain and the DCG over positions 1..p of its position p (`Quantity.RUN_PREFIXES`)."""
-    gain = pl.col(GAIN)
-    return [
+    """Per row: the gain and the DCG over positions 1..p of its position p, and with tie averaging the
+    discounts and the expected DCG over positions 1..p-1 (`Quantity.RUN_PREFIXES`)."""
+    gain, discount = pl.col(GAIN), _discount(spec, pl.col(POSITION))
+    prefixes = [
         gain.cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_GAIN),
-        (gain * _discount(spec, pl.col(POSITION))).cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_DCG),
+        (gain * discount).cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_DCG),
     ]
+    if spec.ties == "average":
+        # every row of a tie block is equally likely at each of its positions: the expected gain there is the
+        # block's mean gain
+        expected_gain = gain.mean().over([*names.group, SCORE])
+        prefixes += [
+            _before(discount).over(names.group, order_by=POSITION).alias(DISCOUNT_ABOVE),
+            _before(expected_gain * discount).over(names.group, order_by=POSITION).alias(EXPECTED_DCG_ABOVE),
+        ]
+    return prefixes
+
+
+def _before(value: pl.Expr) -> pl.Expr:
+    """The sum of `value` over the positions above a row's, in a window ordered by position."""
+    return value.cum_sum().shift(1, fill_value=0.0)
 
 
 def _ideal_terms(spec: Spec) -> list[pl.Expr]:
