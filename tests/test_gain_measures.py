@@ -157,9 +157,8 @@ def test_ndcg_rel_and_rndcg_average_ndcg_over_relevant_documents_and_r_levels() 
     # nothing relevant: no_relevant
     for name in ("ndcg_rel", "rndcg"):
         assert one(frame([0, 0]), name, ties="doc", no_relevant=0.25) == 0.25
-    for name in ("g", "ndcg_rel"):
-        with pytest.raises(ValueError, match=rf"{name}.*ties='doc'"):
-            run.rank_metrics.evaluate(name, doc="doc", qrels=qrels, ties="average")
+    with pytest.raises(ValueError, match=r"g .*ties='doc'"):
+        run.rank_metrics.evaluate("g", doc="doc", qrels=qrels, ties="average")
 
 
 def test_their_names_and_options_are_refused_precisely() -> None:
