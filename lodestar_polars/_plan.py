@@ -728,8 +728,11 @@ def _with_ideal_prefixes(
     ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
     prefixes = _ideal_prefixes(ideal, spec, keys)
     joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
+    # the totals: the greatest prefixes, but the ideal DCG's least with a log base below 1 (negative discounts)
+    ideal_dcg_total = pl.col(IDEAL_DCG_AT).max() if spec.log_base > 1 else pl.col(IDEAL_DCG_AT).min()
     return joined.with_columns(
-        pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).max().over(names.group)),
+        pl.col(IDEAL_DCG_AT).fill_null(ideal_dcg_total.over(names.group)),
+        pl.col(IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_EXCESS_AT).max().over(names.group)),
         pl.col(BOUNDARY_WEIGHT_AT).fill_null(0.0),
     )
 

@@ -57,8 +57,11 @@ RATIOS = term_name("ndcg_rel_ratios", None)
 RETRIEVED = term_name("positive_retrieved", None)
 BLOCK_POSITIVE = term_name("block_positive", None)
 BLOCK_POSITIVE_GAIN = term_name("block_positive_gain", None)
-BLOCK_DCG_ABOVE = term_name("block_dcg_above", None)
-BLOCK_DISCOUNT_ABOVE = term_name("block_discount_above", None)
+BLOCK_DISCOUNT_HIGH = term_name("block_discount_high", None)
+BLOCK_DCG_ABOVE_LEAST = term_name("block_dcg_above_least", None)
+BLOCK_DCG_ABOVE_GREATEST = term_name("block_dcg_above_greatest", None)
+BLOCK_DISCOUNT_ABOVE_LEAST = term_name("block_discount_above_least", None)
+BLOCK_DISCOUNT_ABOVE_GREATEST = term_name("block_discount_above_greatest", None)
 BLOCK_INVERSE_IDEAL = term_name("block_inverse_ideal", None)
 BLOCK_DISCOUNTS_BEFORE = term_name("block_discounts_before", None)
 BLOCK_DISCOUNT_RATIOS = term_name("block_discount_ratios", None)
@@ -67,26 +70,36 @@ BLOCK_DISCOUNT_RATIOS = term_name("block_discount_ratios", None)
 def _block(context: Context) -> tuple[pl.Expr, tuple[pl.Expr, ...]]:
     """The expected sum of a tie block's shares (the module's docstring), and the block sums it reads."""
     positive = pl.col(GAIN) > 0
-    inverse_ideal = pl.when(pl.col(IDEAL_DCG_AT) > 0).then(1.0 / pl.col(IDEAL_DCG_AT)).otherwise(0.0)
-    # the discounts and the expected DCG of the positions above the block: those above its first row, the least
-    # (every gain of a tied query is at least 0, `row_checks`)
+    # the ideal DCG at a position of a query with a positive gain is not 0 (negative with a log base below 1)
+    inverse_ideal = pl.when(pl.col(IDEAL_DCG_AT) != 0).then(1.0 / pl.col(IDEAL_DCG_AT)).otherwise(0.0)
     sums = (
         positive.sum().alias(BLOCK_POSITIVE),
         *sum_parts(pl.when(positive).then(pl.col(GAIN)).otherwise(0.0), BLOCK_POSITIVE_GAIN, context.exact_sums),
-        pl.col(EXPECTED_DCG_ABOVE).min().alias(BLOCK_DCG_ABOVE),
-        pl.col(DISCOUNT_ABOVE).min().alias(BLOCK_DISCOUNT_ABOVE),
+        pl.col(DISCOUNT).max().alias(BLOCK_DISCOUNT_HIGH),
+        pl.col(EXPECTED_DCG_ABOVE).min().alias(BLOCK_DCG_ABOVE_LEAST),
+        pl.col(EXPECTED_DCG_ABOVE).max().alias(BLOCK_DCG_ABOVE_GREATEST),
+        pl.col(DISCOUNT_ABOVE).min().alias(BLOCK_DISCOUNT_ABOVE_LEAST),
+        pl.col(DISCOUNT_ABOVE).max().alias(BLOCK_DISCOUNT_ABOVE_GREATEST),
         *sum_parts(inverse_ideal, BLOCK_INVERSE_IDEAL, context.exact_sums),
         *sum_parts(pl.col(DISCOUNT_ABOVE) * inverse_ideal, BLOCK_DISCOUNTS_BEFORE, context.exact_sums),
         *sum_parts(pl.col(DISCOUNT) * inverse_ideal, BLOCK_DISCOUNT_RATIOS, context.exact_sums),
+    )
+    # the discounts and the expected DCG of the positions above the block are those above its first row: every
+    # discount has one sign (that of the log base's logarithm) and every gain of a tied query is at least 0
+    # (`row_checks`), so they are the block's least with positive discounts, its greatest with negative ones
+    rising = pl.col(BLOCK_DISCOUNT_HIGH) > 0
+    dcg_above = pl.when(rising).then(pl.col(BLOCK_DCG_ABOVE_LEAST)).otherwise(pl.col(BLOCK_DCG_ABOVE_GREATEST))
+    discount_above = (
+        pl.when(rising).then(pl.col(BLOCK_DISCOUNT_ABOVE_LEAST)).otherwise(pl.col(BLOCK_DISCOUNT_ABOVE_GREATEST))
     )
     n = pl.col(BLOCK_SIZE).cast(pl.Float64)
     positives = pl.col(BLOCK_POSITIVE).cast(pl.Float64)
     gain = pl.col(BLOCK_POSITIVE_GAIN)
     inverse_ideals = pl.col(BLOCK_INVERSE_IDEAL)
     # sum_p W_p / I_p, W_p the discounts of the block's positions before p
-    within_block = pl.col(BLOCK_DISCOUNTS_BEFORE) - pl.col(BLOCK_DISCOUNT_ABOVE) * inverse_ideals
+    within_block = pl.col(BLOCK_DISCOUNTS_BEFORE) - discount_above * inverse_ideals
     others = pl.when(n > 1).then(gain * (positives - 1.0) / (n - 1.0) * within_block).otherwise(0.0)
-    shares = positives * pl.col(BLOCK_DCG_ABOVE) * inverse_ideals + others + gain * pl.col(BLOCK_DISCOUNT_RATIOS)
+    shares = positives * dcg_above * inverse_ideals + others + gain * pl.col(BLOCK_DISCOUNT_RATIOS)
     return pl.when(positives > 0).then(shares / n).otherwise(0.0), sums
 
 
