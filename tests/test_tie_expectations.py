@@ -216,6 +216,32 @@ def test_bpref_of_a_tie_block_counts_its_non_relevant_rows_before_a_relevant_one
     assert result.row(0) == ("q", pytest.approx(1 / 12, rel=1e-15), pytest.approx(1 / 12, rel=1e-15))
 
 
+def test_bpref_and_ndcg_rel_of_one_large_tie_block() -> None:
+    """60 rows all tied, 7 relevant of gain 1 (too many orders to enumerate).  bpref: R = 7, N = 53; a relevant
+    row has X of the 53 non-relevant rows before it, X uniform on 0..53 (its place among them and itself is
+    uniform), so it adds the mean of 1 - min(X, 7) / 7, sum over x = 0..6 of (1 - x/7) / 54 = 4 / 54: bpref =
+    4/54.  ndcg_rel, by pairs of positions: position p holds a relevant row with probability 7/60, positions q < p
+    both relevant with probability 7 x 6 / (60 x 59), so the expected sum of shares is sum_p [7/60 d_p + 42/3540
+    sum_{q<p} d_q] / I_p, I_p the ideal DCG of min(p, 7) ones, over P = 7."""
+    n, relevant = 60, 7
+    run = pl.DataFrame(
+        {
+            "query": ["q"] * n,
+            "doc": [f"d{i}" for i in range(n)],
+            "score": [1.0] * n,
+            "relevance": [1 if i % 9 == 0 else 0 for i in range(n)],
+        }
+    )
+    assert run["relevance"].sum() == relevant
+    discount = [1 / math.log2(p + 1) for p in range(1, n + 1)]
+    ideal = [math.fsum(discount[: min(p, relevant)]) for p in range(1, n + 1)]
+    both = relevant * (relevant - 1) / (n * (n - 1))
+    shares = math.fsum((relevant / n * discount[p] + both * math.fsum(discount[:p])) / ideal[p] for p in range(n))
+    result = run.rank_metrics.evaluate(["bpref", "ndcg_rel"], doc="doc", ties="average")
+    assert result["bpref"].item() == pytest.approx(4 / 54, rel=1e-14)
+    assert result["ndcg_rel"].item() == pytest.approx(shares / relevant, rel=1e-12)
+
+
 def test_ndcg_rel_of_a_tie_block_averages_each_share_over_the_positions() -> None:
     """By hand: gains 1 and 0 tied at positions 1-2, then gain 2 alone at 3 (P = 2; the ideal 2, 1: I_1 = 2,
     I_2 = I_3 = 2 + 1/log2(3)).  Order 1, 0: the shares 1 / 2 and (1 + 2/2) / I_3; order 0, 1: 1/log2(3) / I_2
