@@ -39,8 +39,10 @@ query of n rows:
    block of one), so the tied flag needs no window over every row.
 4. Measures that read prefixes in position order (trec_eval's G, ndcg_rel, Rndcg, rbp) get them from windows
    ordered by position (`Running`, the run's and the ideal order's prefixes, with the relevant rows ranked
-   above in the deterministic tie modes, in one context) before the group-by.  Without judgments the ideal's
-   come from the query's gains sorted inside those windows; with them they are joined on the position.
+   above in the deterministic tie modes, in one context) before the group-by; with tie averaging, ndcg_rel's
+   expectation also reads the discounts and the expected DCG (each gain its tie block's mean) above each row.
+   Without judgments the ideal's come from the query's gains sorted inside those windows; with them they are
+   joined on the position.
 5. Ideal DCG@k: the same sum over the positive gains with positions taken by descending gain (ties there
    cannot matter, so the raw relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and
    R come from every judged document of the query, retrieved or not (trec_eval), shared by every `by` group.

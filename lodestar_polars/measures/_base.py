@@ -156,7 +156,10 @@ class Quantity(enum.Enum):
     IDEAL_DCG = "the ideal DCG per query and cut-off: `ideal_dcg(cutoff)`"
     RELEVANT_COUNT = "the relevant rows (judged relevant documents with judgments) per query: `Context.relevant_total`"
     RELEVANT_BEFORE = "the relevant rows ranked above each relevant row (per block: `BLOCK_BEFORE`)"
-    JUDGED_BEFORE = "the judged rows ranked above each judged row (`JUDGED_BEFORE`; deterministic tie modes)"
+    JUDGED_BEFORE = (
+        "the judged rows ranked above each judged row (`JUDGED_BEFORE`; with ties='average' in the plan's arbitrary"
+        " order of a tie block: its least over the block counts the judged rows above the block)"
+    )
     POOLED_BEFORE = "the pooled rows ranked above each pooled row (`POOLED_BEFORE`; deterministic tie modes)"
     CONTINUATION = "ERR's continuation of each row: the product of 1 - stopping probability over the rows above it"
     IDEAL_ERR = "the ideal ERR per query and cut-off (grades sorted descending): `ideal_err(cutoff)`"
