@@ -39,8 +39,10 @@ query of n rows:
    block of one), so the tied flag needs no window over every row.
 4. Measures that read prefixes in position order (trec_eval's G, ndcg_rel, Rndcg, rbp) get them from windows
    ordered by position (`Running`, the run's and the ideal order's prefixes, with the relevant rows ranked
-   above in the deterministic tie modes, in one context) before the group-by.  Without judgments the ideal's
-   come from the query's gains sorted inside those windows; with them they are joined on the position.
+   above in the deterministic tie modes, in one context) before the group-by; with tie averaging, ndcg_rel's
+   expectation also reads the discounts and the expected DCG (each gain its tie block's mean) above each row.
+   Without judgments the ideal's come from the query's gains sorted inside those windows; with them they are
+   joined on the position.
 5. Ideal DCG@k: the same sum over the positive gains with positions taken by descending gain (ties there
    cannot matter, so the raw relevance is ranked when the gain grows with it).  With qrels, the ideal DCG and
    R come from every judged document of the query, retrieved or not (trec_eval), shared by every `by` group.
@@ -81,7 +83,9 @@ from .measures._base import (
     CUMULATIVE_DCG,
     CUMULATIVE_GAIN,
     DISCOUNT,
+    DISCOUNT_ABOVE,
     ERR_MAX_GRADE,
+    EXPECTED_DCG_ABOVE,
     GAIN,
     GAIN_HIGH,
     HIGHER_LEVELS,
@@ -754,8 +758,11 @@ def _with_ideal_prefixes(
     ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
     prefixes = _ideal_prefixes(ideal, spec, keys)
     joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
+    # the totals: the greatest prefixes, but the ideal DCG's least with a log base below 1 (negative discounts)
+    ideal_dcg_total = pl.col(IDEAL_DCG_AT).max() if spec.log_base > 1 else pl.col(IDEAL_DCG_AT).min()
     return joined.with_columns(
-        pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_DCG_AT, IDEAL_EXCESS_AT).max().over(names.group)),
+        pl.col(IDEAL_DCG_AT).fill_null(ideal_dcg_total.over(names.group)),
+        pl.col(IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_EXCESS_AT).max().over(names.group)),
         pl.col(BOUNDARY_WEIGHT_AT).fill_null(0.0),
     )
 
@@ -778,12 +785,27 @@ def _ideal_prefixes_in_run_order(spec: Spec, names: _Names) -> list[pl.Expr]:
 
 
 def _run_prefixes(spec: Spec, names: _Names) -> list[pl.Expr]:
-    """Per row: the gain and the DCG over positions 1..p of its position p (`Quantity.RUN_PREFIXES`)."""
-    gain = pl.col(GAIN)
-    return [
+    """Per row: the gain and the DCG over positions 1..p of its position p, and with tie averaging the
+    discounts and the expected DCG over positions 1..p-1 (`Quantity.RUN_PREFIXES`)."""
+    gain, discount = pl.col(GAIN), _discount(spec, pl.col(POSITION))
+    prefixes = [
         gain.cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_GAIN),
-        (gain * _discount(spec, pl.col(POSITION))).cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_DCG),
+        (gain * discount).cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_DCG),
     ]
+    if spec.ties == "average":
+        # every row of a tie block is equally likely at each of its positions: the expected gain there is the
+        # block's mean gain
+        expected_gain = gain.mean().over([*names.group, SCORE])
+        prefixes += [
+            _before(discount).over(names.group, order_by=POSITION).alias(DISCOUNT_ABOVE),
+            _before(expected_gain * discount).over(names.group, order_by=POSITION).alias(EXPECTED_DCG_ABOVE),
+        ]
+    return prefixes
+
+
+def _before(value: pl.Expr) -> pl.Expr:
+    """The sum of `value` over the positions above a row's, in a window ordered by position."""
+    return value.cum_sum().shift(1, fill_value=0.0)
 
 
 def _ideal_terms(spec: Spec) -> list[pl.Expr]:

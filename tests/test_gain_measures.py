@@ -157,9 +157,22 @@ def test_ndcg_rel_and_rndcg_average_ndcg_over_relevant_documents_and_r_levels() 
     # nothing relevant: no_relevant
     for name in ("ndcg_rel", "rndcg"):
         assert one(frame([0, 0]), name, ties="doc", no_relevant=0.25) == 0.25
-    for name in ("g", "ndcg_rel"):
-        with pytest.raises(ValueError, match=rf"{name}.*ties='doc'"):
-            run.rank_metrics.evaluate(name, doc="doc", qrels=qrels, ties="average")
+    with pytest.raises(ValueError, match=r"g .*ties='doc'"):
+        run.rank_metrics.evaluate("g", doc="doc", qrels=qrels, ties="average")
+
+
+def test_ndcg_rel_with_judgments_is_the_same_in_a_log_base_below_1() -> None:
+    """Its shares are ratios of DCGs, so every log base gives the same value.  Positive gains judged at d2 and d3
+    only (P = 2, the ideal list two long): past it, at positions 3 and 4, the ideal is its total, the least of
+    its prefixes with a log base below 1 (negative discounts), not the greatest (its first prefix; 0.7153 was
+    printed before the fix).  Base 2: (1/log2(4) / I + (1/2 + 1/log2(5)) / I) / 2, I = 1 + 1/log2(3)."""
+    run = frame([0, 0, 0, 0]).drop("relevance")
+    qrels = pl.DataFrame({"query": ["q", "q"], "doc": ["d2", "d3"], "relevance": [1, 1]})
+    ideal = 1 + 1 / math.log2(3)
+    expected = (1 / 2 / ideal + (1 / 2 + 1 / math.log2(5)) / ideal) / 2
+    for log_base in (2.0, 0.5, 10.0):
+        value = one(run, "ndcg_rel", ties="doc", qrels=qrels, log_base=log_base)
+        assert value == pytest.approx(expected, rel=1e-14), log_base
 
 
 def test_their_names_and_options_are_refused_precisely() -> None:

@@ -13,7 +13,8 @@ combination may break:
   by hand, and over the whole list P = num_rel_ret / num_ret and R = num_rel_ret / num_rel;
 - for each measure, ties="pessimistic" <= every tie mode <= ties="optimistic", query by query: a bound is
   taken per measure, in that measure's own best or worst order; ties="average" only for the measures that
-  take it (bpref and iprec refuse it, with a ValueError naming them); a count is the same under every mode;
+  take it (iprec, infAP, G, ERR and their kin refuse it, with a ValueError naming them); a count is the same
+  under every mode;
 - a cut-off past the list scores the whole list, however large (2**64, 2**70);
 - every `evaluate` column equals its single method (a measure without method: `evaluate` of it alone);
   `by=` equals one call per group; `partitions.sink` equals the single plan; `lodestar_polars.exprs` equals
@@ -102,8 +103,9 @@ class MeasureKind:
     bounds order as RBP, its measure: the residual of RBP's worst and best orders; G refuses the bounds, whose
     best and worst orders are not always the most and least gainful first); discounted: its value is a sum of discounts
     1 / log_b(position + 1), which log_base=b multiplies by ln b / ln 2 (the normalised measures divide it out);
-    bounds_need_non_negative_gains: ties="optimistic" / "pessimistic" raise when a retrieved document has a
-    negative gain (ndcg_rel, a data check: the properties leave them out under a mapping with a negative gain)."""
+    tie_modes_need_non_negative_gains: ties="optimistic" / "pessimistic", and "average" in a query holding a tie,
+    raise when a retrieved document has a negative gain (ndcg_rel, a data check: the properties leave them out
+    under a mapping with a negative gain)."""
 
     name: str
     method: str | None
@@ -114,7 +116,7 @@ class MeasureKind:
     signed: bool = False
     between_bounds: bool = True
     discounted: bool = False
-    bounds_need_non_negative_gains: bool = False
+    tie_modes_need_non_negative_gains: bool = False
 
     @property
     def definition(self) -> Definition:
@@ -171,6 +173,10 @@ class MeasureKind:
     def refuses_average(self) -> bool:
         return self.definition.refuses_average is not None
 
+    def refuses_average_with(self, gain: Any) -> bool:
+        """Refuses ties='average' (bpref's kin), or a retrieved negative gain under it (ndcg_rel's data check)."""
+        return self.refuses_average or (self.tie_modes_need_non_negative_gains and negative_gain(gain))
+
     @property
     def summary(self) -> str:
         return self.definition.summary
@@ -190,7 +196,7 @@ class MeasureKind:
         """Refuses ties='optimistic' / 'pessimistic': G always, infAP with judgments, ERR with a gain mapping that
         does not order the grades."""
         by_grade = self.definition.orders_by_grade and not _spec._orders_grades(_spec._check_gain(gain))
-        by_sign = self.bounds_need_non_negative_gains and negative_gain(gain)
+        by_sign = self.tie_modes_need_non_negative_gains and negative_gain(gain)
         always = self.definition.refuses_bounds is not None
         return always or (judged and self.refuses_bounds_with_judgments) or by_grade or by_sign
 
@@ -240,7 +246,7 @@ MEASURES: tuple[MeasureKind, ...] = (
     MeasureKind("bin_g", None, "bin_g"),
     MeasureKind("11pt_avg", None, "eleven_point_average"),
     MeasureKind("g", None, "g"),
-    MeasureKind("ndcg_rel", None, None, bounds_need_non_negative_gains=True),
+    MeasureKind("ndcg_rel", None, None, tie_modes_need_non_negative_gains=True),
     MeasureKind("rndcg", None, None),
     MeasureKind("sdcg", None, "sdcg"),
     MeasureKind("ideal_dcg", None, "ideal_dcg", discounted=True),
@@ -518,7 +524,9 @@ class Case:
 
     def accepting_average(self) -> Case:
         """The case under ties="average" without the measures that refuse it (it may hold none)."""
-        return replace(self, ties="average", measures=tuple(m for m in self.measures if not m.kind.refuses_average))
+        return replace(
+            self, ties="average", measures=tuple(m for m in self.measures if not m.kind.refuses_average_with(self.gain))
+        )
 
     def accepting_bounds(self, ties: str) -> Case:
         """The case under a tie bound without the measures that refuse it here (it may hold none)."""
@@ -661,6 +669,13 @@ def cases(
     if any(m.kind.refuses_gain(gain) for m in chosen):
         # refused (rbp and a negative gain: a test of its own); the other measures of the call still meet it
         accepting = tuple(m for m in chosen if not m.kind.refuses_gain(gain))
+        if accepting:
+            chosen = accepting
+        else:
+            gain = "linear"
+    if ties == "average" and any(m.kind.refuses_average_with(gain) for m in chosen):
+        # ndcg_rel with a negative gain retrieved in a tied query: a test of its own
+        accepting = tuple(m for m in chosen if not m.kind.refuses_average_with(gain))
         if accepting:
             chosen = accepting
         else:
@@ -844,7 +859,7 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
         trec_summary = "sum" if trec_name.startswith("num_") else "geometric" if trec_name.startswith("gm_") else "mean"
         assert kind.summary == trec_summary, f"{kind.name}: summary {kind.summary!r}, trec_eval's {trec_name!r}"
         assert kind.lower == 0.0 or kind.signed, f"{kind.name}: non-negative gains give non-negative values"
-        assert not kind.bounds_need_non_negative_gains or kind.uses_gain, kind.name
+        assert not kind.tie_modes_need_non_negative_gains or kind.uses_gain, kind.name
         assert not kind.divides_by_cutoff or kind.parameter == "cutoff"
         assert not kind.ignores_order or kind.summary == "sum", f"{kind.name}: only counts ignore the order"
         assert (kind.name in _spec.GAIN_KINDS) == kind.uses_gain
@@ -1346,8 +1361,8 @@ def mean_or_refusal(case: Case, engine: Engine) -> pl.DataFrame | str:
 def test_a_measure_without_an_exact_average_refuses_ties_average_by_name(
     case: Case, measures: list[Measure], engine: Engine, method: str
 ) -> None:
-    """ties="average" with bpref or iprec@level in the list: a ValueError naming the first of them, raised
-    by the call itself (a lazy plan is not collected here)."""
+    """ties="average" with iprec@level, infAP, G or ERR in the list: a ValueError naming the first of them,
+    raised by the call itself (a lazy plan is not collected here)."""
     average = replace(case, ties="average", measures=tuple(measures), max_retrieved=None)
     refused = next(m for m in average.measures if m.kind.refuses_average)
     call = engine.method(case.run, method)

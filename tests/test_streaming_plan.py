@@ -88,6 +88,15 @@ def test_compat_plan_has_no_in_memory_fallback(parquet_file: Path, judged: bool)
     assert fallback_nodes(plan) == []
 
 
+@pytest.mark.parametrize("judged", [False, True], ids=["in-frame relevance", "qrels"])
+def test_tie_averaged_ndcg_rel_and_bpref_have_no_in_memory_fallback(parquet_file: Path, judged: bool) -> None:
+    """Their block expectations read block sums (sums, least and greatest values) and ordered windows only."""
+    source = pl.scan_parquet(parquet_file)
+    qrels = source.select("query", "doc", "relevance") if judged else None
+    plan = source.rank_metrics.evaluate(["ndcg_rel", "bpref", "gm_bpref"], doc="doc", ties="average", qrels=qrels)
+    assert fallback_nodes(plan) == []
+
+
 def test_the_fallback_detector_sees_a_fallback(parquet_file: Path) -> None:
     """Guard against a detector that can never fire: a non-elementwise Python function is a fallback."""
     plan = pl.scan_parquet(parquet_file).select(pl.col("score").map_batches(lambda s: s, return_dtype=pl.Float64))

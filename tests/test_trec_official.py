@@ -109,7 +109,7 @@ def test_no_relevant_document_scores_no_relevant_and_floors_gm_map() -> None:
     assert mean["gm_map"].item() == pytest.approx(math.sqrt(1e-5), rel=1e-12)
 
 
-@pytest.mark.parametrize("name", ["bpref", "iprec@0.5", "IPrec_at_recall@.5"])
+@pytest.mark.parametrize("name", ["infap", "iprec@0.5", "IPrec_at_recall@.5"])
 def test_average_ties_are_refused_when_the_method_is_called(name: str) -> None:
     lazy = pl.LazyFrame({"query": [1], "doc": ["a"], "score": [1.0], "relevance": [1]})
     with pytest.raises(ValueError, match=r"has no exact expectation under ties='average'.*pass ties='doc'"):

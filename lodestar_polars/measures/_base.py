@@ -49,9 +49,13 @@ ROW_NONRELEVANT_TOTAL = f"{PREFIX}row_nonrelevant_total"
 # per row, with ties="average": the row shares its score with another row of its query
 TIED = f"{PREFIX}tied"
 
-# per row (`Quantity.RUN_PREFIXES`): the gain and the DCG summed over the positions 1..p of the row's position p
+# per row (`Quantity.RUN_PREFIXES`): the gain and the DCG summed over the positions 1..p of the row's position p;
+# with ties="average", over the positions 1..p-1, the discounts and the DCG expected over the tied orders (each
+# gain replaced by its tie block's mean gain)
 CUMULATIVE_GAIN = f"{PREFIX}cumulative_gain"
 CUMULATIVE_DCG = f"{PREFIX}cumulative_dcg"
+DISCOUNT_ABOVE = f"{PREFIX}discount_above"
+EXPECTED_DCG_ABOVE = f"{PREFIX}expected_dcg_above"
 # per row (`Quantity.IDEAL_PREFIXES`), of the ideal order at the row's position p (positive gains sorted
 # descending; with judgments those of the query's judged documents): its DCG over 1..p, its sum of
 # max(gain - 1, 0) over 1..p (G's costs), and the sum of 1 / (ideal DCG at b) over the boundaries b >= p, the
@@ -158,7 +162,10 @@ class Quantity(enum.Enum):
     IDEAL_DCG = "the ideal DCG per query and cut-off: `ideal_dcg(cutoff)`"
     RELEVANT_COUNT = "the relevant rows (judged relevant documents with judgments) per query: `Context.relevant_total`"
     RELEVANT_BEFORE = "the relevant rows ranked above each relevant row (per block: `BLOCK_BEFORE`)"
-    JUDGED_BEFORE = "the judged rows ranked above each judged row (`JUDGED_BEFORE`; deterministic tie modes)"
+    JUDGED_BEFORE = (
+        "the judged rows ranked above each judged row (`JUDGED_BEFORE`; with ties='average' in the plan's arbitrary"
+        " order of a tie block: its least over the block counts the judged rows above the block)"
+    )
     POOLED_BEFORE = "the pooled rows ranked above each pooled row (`POOLED_BEFORE`; deterministic tie modes)"
     CONTINUATION = "ERR's continuation of each row: the product of 1 - stopping probability over the rows above it"
     IDEAL_ERR = "the ideal ERR per query and cut-off (grades sorted descending): `ideal_err(cutoff)`"
@@ -170,7 +177,11 @@ class Quantity(enum.Enum):
         "the greatest gain of the query's levels, taken with 0 (`GAIN_HIGH`): with judgments over all of the"
         " query's judged documents, retrieved or not"
     )
-    RUN_PREFIXES = "the gain and DCG over positions 1..p at each row's position p (`CUMULATIVE_GAIN`, `CUMULATIVE_DCG`)"
+    RUN_PREFIXES = (
+        "the gain and DCG over positions 1..p at each row's position p (`CUMULATIVE_GAIN`, `CUMULATIVE_DCG`); with"
+        " ties='average' also the discounts and the expected DCG over positions 1..p-1 (`DISCOUNT_ABOVE`,"
+        " `EXPECTED_DCG_ABOVE`)"
+    )
     IDEAL_PREFIXES = (
         "the ideal order's prefixes at each row's position (`IDEAL_DCG_AT`, `IDEAL_EXCESS_AT`, `BOUNDARY_WEIGHT_AT`)"
         " and per query `POSITIVE_GAINS`, `POSITIVE_GAIN_TOTAL`, `BOUNDARIES`; with judgments from every judged"

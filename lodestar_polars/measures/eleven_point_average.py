@@ -3,8 +3,9 @@
 `no_relevant` (trec_eval: 0).  `averaged(levels)` gives the mean over other levels (trec_eval's
 `-m 11pt_avg..25,.5,.75`, which the CLI takes).
 
-Ties: as iprec, the greatest of ratios over a tie block's orders has no closed-form expectation:
-ties="average" is refused (ties="doc" is trec_eval's order).
+Ties: as iprec (the mean of eleven of its values, each a greatest precision whose expectation over a tie block's
+orders needs a recursion over the block's positions that the plan does not compute): ties="average" is refused
+(ties="doc" is trec_eval's order).
 """
 
 from __future__ import annotations

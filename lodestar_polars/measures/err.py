@@ -10,10 +10,13 @@ Ties: the bounds order a tie block by descending grade (optimistic) or ascending
 and worst orders (swapping adjacent rows of probabilities a < b, b first, raises ERR by (b - a)(1/p -
 1/(p+1)) x the continuation above); they read the gain, so they are refused with a gain mapping that does not
 order the grades as they are (strictly increasing, positive above grade 0).  ties="average" is refused: the
-expectation over the orders of a tie block of n rows with continuation probabilities x_i = 1 - R_i is
-sum_t [(n-t+1) e_{t-1} - t e_t] / (n C(n-1, t-1) (s+t)) over its positions s+t, with e_j the elementary
-symmetric polynomials of the x_i: polynomial (O(n**2) per block) but not a function of a fixed set of block
-sums, which is all the plan computes per block.
+expectation over the orders of a tie block of n rows with continuation probabilities x_i = 1 - R_i is the
+continuation above the block (the same in every order) times sum_t [(n-t+1) e_{t-1} - t e_t] / (n C(n-1, t-1)
+(s+t)) over its positions s+t, with e_j the elementary symmetric polynomials of the x_i (the first t rows of a
+random order are a random t-subset, whose product has mean e_t / C(n, t)): polynomial, O(n**2) per block, but
+the e_j are a recursion over the block's rows (the coefficients of the product of 1 + x_i z), not a fixed set
+of block sums, which is all the plan computes per block; computed from power sums (Newton's identities) or a
+discrete Fourier transform their rounding error grows as 2**n, so large blocks would be wrong.
 """
 
 from __future__ import annotations

@@ -10,13 +10,14 @@ positive gains only, as trec_eval's G.  G stays at or below 1 (C(p) >= S(p), so 
 of its gain and is at most its gain, and the positive gains retrieved sum to at most the normaliser) and has no
 lower bound.
 
-Ties: each row's contribution depends on the gains ranked above it (a ratio inside a logarithm): no closed
-form for its expectation over a tie block's orders, so ties="average" is refused (ties="doc" is trec_eval's
-order).  The tie bounds are refused too: G's best and worst orders of a tie block are not always the most and
-least gainful first (a low gain early can raise the shares of the rows after it: gains 3, 1 ranked first, then a
-tie block of gains 2 and 3, score 0.8333 in the order 2, 3 and 0.8214 most gainful first), and finding them is a
-search over the block's orders, not a sort; ties="optimistic" / "pessimistic" would print a bound that some tied
-order exceeds.
+Ties: each row's contribution divides by a logarithm of the gain ranked above it: its expectation over a tie
+block's orders needs the distribution of the summed gain of a random subset of the block, which takes up to
+2**(n-1) values with real gains (pseudo-polynomial for integer gains only); we know of no polynomial algorithm,
+so ties="average" is refused (ties="doc" is trec_eval's order).  The tie bounds are refused too: G's best and
+worst orders of a tie block are not always the most and least gainful first (a low gain early can raise the
+shares of the rows after it: gains 3, 1 ranked first, then a tie block of gains 2 and 3, score 0.8333 in the
+order 2, 3 and 0.8214 most gainful first), and finding them is a search over the block's orders, not a sort;
+ties="optimistic" / "pessimistic" would print a bound that some tied order exceeds.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ exp of the (weighted) mean of log(max(bpref, 1e-5)), so that a query with bpref 
 MIN_GEO_MEAN).  A query with R = 0 scores `no_relevant` (null: left out of the summary; trec_eval: 0, so the
 floor).
 
-Ties: as bpref: ties="average" is refused (ties="doc" is trec_eval's order); the bounds order a tie block
-relevant rows first (optimistic) or last (pessimistic).
+Ties: as bpref: under ties="average" each query's bpref is its exact expectation over the orders of its tie
+blocks (the geometric summary then takes those); the bounds order a tie block relevant rows first
+(optimistic) or last (pessimistic).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ._base import NO_SPELLING, Spelling
 MEASURE = replace(
     bpref.MEASURE,
     name="gm_bpref",
-    oracle="trec_eval binary",
+    oracle="trec_eval binary; every tied order enumerated (per query)",
     trec_eval=Spelling("gm_bpref", None),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

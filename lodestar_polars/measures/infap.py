@@ -19,7 +19,11 @@ Without judgments every row is pooled and judged (u = 0, c + n = j): a relevant 
 this is also what qrels judging every retrieved document give.
 
 Ties: the terms take the ratio (c + ε)/(c + n + 2ε) of counts above each relevant row, which is not linear in
-the order of a tie block: ties="average" is refused (ties="doc" is trec_eval's order).  Without judgments the
+the order of a tie block: ties="average" is refused (ties="doc" is trec_eval's order).  Its expectation is
+polynomial: a row's offset in its block is uniform and, given it, the relevant, judged non-relevant and
+pooled-unassessed block-mates before it are multivariate hypergeometric, a sum of O(n**3) terms per block; but
+those terms are not a fixed set of block sums, the only per-block quantities the plan computes, so it is not
+computed.  Without judgments the
 bounds order a tie block relevant rows first (optimistic) or last (pessimistic), which are its best and worst
 orders as for AP.  With judgments they are refused: a pooled-unassessed row ranked above a relevant one can
 raise its term (when unpooled rows above it make (c + ε)/(c + n + 2ε) x (1 + unpooled above) exceed 1), so

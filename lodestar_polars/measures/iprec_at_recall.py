@@ -5,8 +5,13 @@ zero); 0 when none qualifies (fewer relevant rows retrieved than x R).  R is the
 judgments: its relevant judged documents, retrieved or not).  A query with R = 0 scores `no_relevant`
 (trec_eval: 0).  evaluate() takes it as `iprec@0.5`; trec_eval's default levels are 0.0, 0.1, ..., 1.0.
 
-Ties: the greatest of ratios over a tie block's orders has no closed form for its expectation: ties="average"
-is refused (ties="doc" is trec_eval's order); the bounds order a tie block relevant rows first or last.
+Ties: ties="average" is refused (ties="doc" is trec_eval's order).  Its value is a greatest precision, and the
+expectation of a maximum is no sum of per-row or per-block terms.  It is polynomial all the same: the relevant
+rows above each block are the same in every order, so the block maxima are independent, and each block's
+distribution of its greatest precision follows from counting the orders whose j-th relevant row lies at or
+below a position (a dynamic program over the block's positions, for each of its O(n r) candidate values); the
+plan's lazy Polars expressions have no operation for such a per-block recursion, so it is not computed.  The
+bounds order a tie block relevant rows first or last.
 """
 
 from __future__ import annotations
@@ -72,5 +77,8 @@ MEASURE = Definition(
     no_relevant=recall.NO_RELEVANT,
     parameter="recall_level",
     at_level=at_level,
-    refuses_average="the greatest of ratios over a tie block's orders has no closed-form expectation",
+    refuses_average=(
+        "the expectation of a greatest precision over a tie block's orders needs a recursion over the block's "
+        "positions, not a sum of block terms"
+    ),
 )

@@ -5,9 +5,10 @@ not).  Monotonic with AP on one query, unbounded: a query with no relevant row r
 one with every relevant row first log(1 + R).  A query with R = 0 scores log(1) = 0, as in trec_eval (no
 `no_relevant` option).  No cut-off, as in trec_eval.  Summary over queries: the mean (trec_eval's).
 
-Ties: the logarithm of a ratio of S, whose expectation over a tie block's orders has no closed form:
-ties="average" is refused (ties="doc" is trec_eval's order).  yaap grows with S, so the bounds are average
-precision's: a tie block relevant rows first (optimistic) or last (pessimistic).
+Ties: the logarithm of a ratio of S, a sum over every tie block at once: its expectation needs the
+distribution of S over the orders of all of them, which takes exponentially many values in general; we know of
+no polynomial algorithm, so ties="average" is refused (ties="doc" is trec_eval's order).  yaap grows with S,
+so the bounds are average precision's: a tie block relevant rows first (optimistic) or last (pessimistic).
 """
 
 from __future__ import annotations
