@@ -129,7 +129,9 @@ def main() -> None:
         for name, function in contenders.items():
             times[name].append(timed(function))
         loads.append(os.getloadavg()[0])
-    medians = {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in times.items()}
+    medians = {
+        name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in times.items()
+    }
     base_wall, base_cpu = medians["ndcg(k=10)"]
     print(
         f"{args.queries:,} queries x {args.docs} docs = {run.height:,} run rows, {qrels.height:,} judgments; "
@@ -141,7 +143,10 @@ def main() -> None:
         end_to_end = medians["pytrec_eval every measure, evaluate call"][0]
         end_to_end += medians["pytrec_eval: building its dicts from the frames"][0]
         ours = medians[f"evaluate(all_trec: {len(measures)} columns)"][0]
-        print(f"  pytrec_eval end to end (dicts + every measure): {end_to_end:.3f} s; all_trec / that: {ours / end_to_end:.2f}x")
+        print(
+            f"  pytrec_eval end to end (dicts + every measure): {end_to_end:.3f} s; "
+            f"all_trec / that: {ours / end_to_end:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Everything that can be checked without reading the data is checked here, when the method is called, so a
 LazyFrame pipeline fails at the line that built it.  Checks that need the data are declared next to their
-counters in `_plan.py`.  A `Spec` holds settings only; data (the judgments) travels beside it.
+counters in `_plan/`.  A `Spec` holds settings only; data (the judgments) travels beside it.
 """
 
 from __future__ import annotations

@@ -347,9 +347,11 @@ def test_keys_grouped_by_their_hash_detect_a_collision(
     the plan groups rows by a 64-bit hash of the keys; a collision (two keys, one hash) must raise, never merge two
     queries.  Real collisions are too rare to meet in a test, so the group hash is replaced by a constant: every
     key then collides."""
-    from lodestar_polars import _plan
+    from lodestar_polars._plan import inputs
+    from lodestar_polars._plan import keys as plan_keys
 
-    monkeypatch.setattr(_plan, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
+    for module in (inputs, plan_keys):  # the rows are hashed in one, the distinct keys in the other
+        monkeypatch.setattr(module, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
     with pytest.raises(RuntimeError, match=rf"two different keys \({keys}\) share one 64-bit hash"):
         engine(frame, "ndcg", by=by)
     monkeypatch.undo()
@@ -362,11 +364,13 @@ def test_keys_that_fit_a_packed_group_never_meet_the_hash(
 ) -> None:
     """A String query, or one or two `by` columns beside it (String, Int8), are grouped by their exact codes: a
     hash that collides for every key changes nothing."""
-    from lodestar_polars import _plan
+    from lodestar_polars._plan import inputs
+    from lodestar_polars._plan import keys as plan_keys
 
     frame = two_models().drop_nulls("model")
     expected = engine(frame, "ndcg", by=by)
-    monkeypatch.setattr(_plan, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
+    for module in (inputs, plan_keys):  # the rows are hashed in one, the distinct keys in the other
+        monkeypatch.setattr(module, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
     assert_frame_equal(engine(frame, "ndcg", by=by), expected)
 
 
@@ -466,7 +470,8 @@ def test_three_string_keys_whose_codes_do_not_fit_are_hashed(engine: Engine, mon
     """A String key's code is its place among the strings Polars' global Categorical holds while any column of it
     lives: with 2**21 other strings held, the codes of new ones no longer fit a 21-bit slot, so three String keys
     are hashed (a hash that collides for every key is caught) and still come back exactly."""
-    from lodestar_polars import _plan
+    from lodestar_polars._plan import inputs
+    from lodestar_polars._plan import keys as plan_keys
 
     held = pl.int_range(2**21, eager=True).cast(pl.String).cast(pl.Categorical)
     fresh = f"{uuid.uuid4().hex}-"  # strings the global Categorical cannot hold yet: their codes come after
@@ -485,7 +490,8 @@ def test_three_string_keys_whose_codes_do_not_fit_are_hashed(engine: Engine, mon
         (fresh + "a", fresh + "1", fresh + "q2", pytest.approx(1 / LOG2_3)),
         (fresh + "b", fresh + "2", fresh + "q1", pytest.approx(1 / LOG2_3)),
     ]
-    monkeypatch.setattr(_plan, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
+    for module in (inputs, plan_keys):  # the rows are hashed in one, the distinct keys in the other
+        monkeypatch.setattr(module, "_key_hash", lambda keys: pl.lit(7, pl.UInt64))
     with pytest.raises(RuntimeError, match=r"two different keys \('model', 'locale', 'query'\) share one 64-bit hash"):
         engine(frame, "ndcg", by=["model", "locale"])
     assert held.len() == 2**21

@@ -1197,7 +1197,7 @@ def test_every_evaluate_column_equals_its_single_method(case: Case, engine: Engi
 
 
 # the `by` column's dtype, and its three groups' values: a String, Categorical or Enum column is grouped with the
-# query by their packed codes (`_plan._packed_group`; beside a composite query of two columns too, by a hash
+# query by their packed codes (`_plan.keys._packed_group`; beside a composite query of two columns too, by a hash
 # beside one of three), an integer one too
 # where its values fit a slot (-1 and the UInt64 values from 2**31 - 1 do not: hashed), a Float64 one by its
 # plain values (a null group among them)

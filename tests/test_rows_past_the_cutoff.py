@@ -1,9 +1,9 @@
 """With cut-offs, the per-query sums of ndcg and dcg read only the rows ranked within the largest one
-(`_plan._rows_within_cutoffs`), while every row check still reads every row.
+(`_plan.aggregate._rows_within_cutoffs`), while every row check still reads every row.
 
 A bad row is placed where no cut-off of the call reaches it, in the run's order and in the ideal order: the
 last position of a 40-document query, scored lowest and judged least.  Each check must still name it, on
-every engine.  The messages are the templates of `_plan._row_checks` and `_plan._gain_checks` filled in by
+every engine.  The messages are the templates of `_plan.checks._row_checks` and `_plan.checks._gain_checks` filled in by
 hand (one bad row, in query 7); the values are compared with scikit-learn.
 """
 

@@ -4,7 +4,7 @@ Each module declares a `MEASURE` (`_base.Definition`): its names (canonical, eva
 trec_eval's, ir_measures' and ranx's), its family (reads the gain, or counts the rows above the threshold),
 the shared per-row and per-query quantities it needs, its per-query terms (row form and tie-block form, with
 the block sums they read), its finish, whether `no_relevant` applies, its bounds and its summary over
-queries; its docstring says how it treats ties.  `_plan.py` computes each quantity a call's measures need
+queries; its docstring says how it treats ties.  `_plan/` computes each quantity a call's measures need
 once, sums the union of their terms, and finishes each measure with its own expression.  Machinery two
 measures share lives in a module of its own: `_hits` (precision, recall) and `_first_relevant` (reciprocal
 rank, success).

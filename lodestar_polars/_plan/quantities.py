@@ -1,0 +1,446 @@
+"""The shared quantities the measures read, each computed once per call when a measure declares it
+(`measures._base.Quantity`): positions (by score, by relevance under tie bounds, in the ideal order), discounts,
+the relevant / judged / pooled rows ranked above a row, the query's totals on each row, the greatest gain, the
+run's and the ideal order's prefixes, ERR's continuation and ideal, the measures' running windows (`Running`),
+and the tie blocks' windows under tie bounds."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import polars as pl
+
+from .._exact_sum import exact_sum, sum_parts
+from .._spec import Spec
+from ..measures._base import (
+    BLOCK_SIZE,
+    BLOCK_START,
+    BLOCK_UNJUDGED,
+    BOUNDARIES,
+    BOUNDARY_WEIGHT_AT,
+    COMPATIBLE_IDEAL_POSITION,
+    CONTINUATION,
+    CUMULATIVE_DCG,
+    CUMULATIVE_GAIN,
+    DISCOUNT,
+    DISCOUNT_ABOVE,
+    EXPECTED_DCG_ABOVE,
+    GAIN,
+    GAIN_HIGH,
+    HIGHER_LEVELS,
+    IDEAL_DCG_AT,
+    IDEAL_DISCOUNT,
+    IDEAL_EXCESS_AT,
+    IDEAL_POSITION,
+    JUDGED_BEFORE,
+    LEVEL_TOTAL,
+    POOLED,
+    POOLED_BEFORE,
+    POSITION,
+    POSITIVE_GAIN_TOTAL,
+    POSITIVE_GAINS,
+    RELEVANCE,
+    RELEVANT,
+    RELEVANT_BEFORE,
+    ROW_NONRELEVANT_TOTAL,
+    ROW_RELEVANT_TOTAL,
+    Quantity,
+    Running,
+    cut,
+    ideal_dcg,
+    ideal_err,
+    stopping_probability,
+    unjudged,
+)
+from .inputs import _gain, _qrels_rows
+from .keys import ERR_IDEAL_CONTINUATION, ERR_IDEAL_POSITION, SCORE, _Names
+from .needs import _context, _cutoffs_needing, _definitions, _needs, _threshold_position
+
+
+def _position(spec: Spec, names: _Names, *, judged: bool, by_relevant: bool = False) -> pl.Expr:
+    """1-based position by descending score, ties broken as `ties` says ("average" needs any order); the
+    bounds order a tie block by gain, or by the relevant flag when no measure reads a gain or `by_relevant`,
+    and, with judgments, rows of equal gain (or flag) judged first: rbp_resid reads where the unjudged rows
+    are, and the order the bounds give is then the same whatever the order of the rows."""
+    score, keys = pl.col(SCORE), names.group
+    if spec.ties in ("average", "input"):
+        # rank("ordinal") breaks ties by row order: the earlier row first
+        return score.rank("ordinal", descending=True).over(keys)
+    if spec.ties == "reverse":
+        # reversing the ascending order puts the later of two tied rows first
+        return pl.len().over(keys) - score.rank("ordinal").over(keys) + 1
+    if spec.ties == "doc":
+        # trec_eval compares docnos as strings: the doc id's text, whatever its dtype ("9" > "100")
+        tie_break: list[pl.Expr] = [pl.col(name).cast(pl.String) for name in names.docs]
+    else:
+        # most (optimistic) or least (pessimistic) gainful first, or relevant first / last
+        uses_gain = _needs(spec, Quantity.GAIN) and not by_relevant
+        gain = pl.col(GAIN) if uses_gain else pl.col(RELEVANT).cast(pl.Int8)
+        tie_break = [gain if spec.ties == "optimistic" else -gain]
+        if judged:
+            tie_break.append(pl.col(RELEVANCE).is_not_null().cast(pl.Int8))
+    return pl.struct(score, *tie_break).rank("ordinal", descending=True).over(keys)
+
+
+def _relevant_before(spec: Spec, names: _Names) -> pl.Expr:
+    """For a relevant row: the relevant rows ranked above it.  With tie averaging, by score in row order
+    within a tie block, so that the block's least value counts the relevant rows of higher score (an ordinal
+    rank costs less than rank("min"))."""
+    relevant = pl.col(RELEVANT)
+    if spec.ties == "average":
+        ranked = pl.when(relevant).then(pl.col(SCORE)).rank("ordinal", descending=True)
+    else:
+        ranked = pl.when(relevant).then(pl.col(_threshold_position(spec))).rank("ordinal")
+    return (ranked.over(names.group) - 1).cast(pl.Int64)
+
+
+def _counted_before(flag: pl.Expr, spec: Spec, names: _Names) -> pl.Expr:
+    """For a flagged row, the flagged rows ranked above it (deterministic tie modes), as a running count in the
+    order the measures counting relevant rows read; null on the other rows."""
+    above = flag.cast(pl.Int64).cum_sum() - 1
+    return pl.when(flag).then(above).over(names.group, order_by=_threshold_position(spec))
+
+
+def _judged_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
+    """For a judged row (with judgments: judged at a level >= 0; without: every row): the judged rows ranked
+    above it, in the order the measures counting relevant rows read."""
+    position = pl.col(_threshold_position(spec))
+    if not judged:  # every row counts, and the positions are already its ranks 1..n
+        return (position - 1).cast(pl.Int64)
+    position = pl.when(pl.col(RELEVANCE).is_not_null()).then(position)
+    return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
+
+
+def _pooled_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
+    """For a pooled row (with judgments: in the qrels at any level; without: every row): the pooled rows
+    ranked above it, in the order the measures counting relevant rows read."""
+    position = pl.col(_threshold_position(spec))
+    if not judged:  # every row counts, and the positions are already its ranks 1..n
+        return (position - 1).cast(pl.Int64)
+    position = pl.when(pl.col(POOLED)).then(position)
+    return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
+
+
+def _relevant_levels(spec: Spec, keys: list[str]) -> list[pl.Expr]:
+    """For a relevant row or judged document: the relevant ones of its query (`keys`) of a higher level, and of
+    its level (`Quantity.COMPATIBLE_IDEAL`)."""
+    relevance = pl.col(RELEVANCE)
+    relevant_level = pl.when(relevance.cast(pl.Float64) > spec.threshold).then(relevance)
+    return [
+        (relevant_level.rank("min", descending=True).over(keys) - 1).cast(pl.Int64).alias(HIGHER_LEVELS),
+        pl.len().over([*keys, RELEVANCE]).cast(pl.Int64).alias(LEVEL_TOTAL),
+    ]
+
+
+def _compatible_ideal_position(spec: Spec, names: _Names) -> pl.Expr:
+    """For a relevant row that counts: its position in the ideal ranking most compatible with the run, as
+    ir_measures' Compat orders it (`Quantity.COMPATIBLE_IDEAL`): after the relevant documents of a higher level,
+    its level's retrieved rows in the run's order, the unretrieved documents of its level (scored 0 there) coming
+    before the rows scored below 0."""
+    level = [*names.group, RELEVANCE]
+    within_level = pl.col(_threshold_position(spec)).rank("ordinal").over(level).cast(pl.Int64)
+    unretrieved = pl.col(LEVEL_TOTAL) - pl.len().over(level).cast(pl.Int64)
+    after_unretrieved = pl.when(pl.col(SCORE) < 0).then(unretrieved).otherwise(0)
+    return pl.when(pl.col(RELEVANT)).then(pl.col(HIGHER_LEVELS) + within_level + after_unretrieved)
+
+
+def _query_totals_in_rows(names: _Names) -> list[pl.Expr]:
+    """Without judgments, R and N of each row's query (`Quantity.QUERY_TOTALS`), as windows over its rows."""
+    relevant = pl.col(RELEVANT)
+    return [
+        relevant.sum().over(names.group).cast(pl.Float64).alias(ROW_RELEVANT_TOTAL),
+        (~relevant).sum().over(names.group).cast(pl.Float64).alias(ROW_NONRELEVANT_TOTAL),
+    ]
+
+
+def _with_query_totals(
+    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
+) -> pl.LazyFrame:
+    """Each row gets its query's relevant total R and judged non-relevant total N: with judgments, from all
+    of the query's judged documents (retrieved or not; a negative level counts in neither, as trec_eval's
+    form_res_rels), joined on the query keys; without, from the query's rows."""
+    if qrels is None:
+        return rows.with_columns(_query_totals_in_rows(names))
+    relevance = pl.col(RELEVANCE)
+    totals = (
+        _qrels_rows(qrels, spec, names)
+        .group_by(names.query)
+        .agg(
+            (relevance > spec.threshold).sum().cast(pl.Float64).alias(ROW_RELEVANT_TOTAL),
+            (relevance <= spec.threshold).sum().cast(pl.Float64).alias(ROW_NONRELEVANT_TOTAL),
+        )
+    )
+    joined = rows.join(totals, on=names.query, how="left", maintain_order="left" if keep_order else "none")
+    return joined.with_columns(pl.col(ROW_RELEVANT_TOTAL, ROW_NONRELEVANT_TOTAL).fill_null(0.0))
+
+
+def _gain_follows_relevance(spec: Spec) -> bool:
+    if isinstance(spec.gain, str):
+        return True
+    gains = [gain for _, gain in sorted(spec.gain)]
+    return all(a <= b for a, b in itertools.pairwise(gains))
+
+
+def _ideal_position(spec: Spec, keys: list[str]) -> pl.Expr:
+    """1-based position by descending gain.  Ties there cannot change the ideal DCG, so when the gain never
+    decreases as the relevance grows, ranking the raw relevance gives the same DCG and is cheaper."""
+    ranked = pl.col(RELEVANCE) if _gain_follows_relevance(spec) else pl.col(GAIN)
+    return ranked.rank("ordinal", descending=True).over(keys)
+
+
+def _discount(spec: Spec, position: pl.Expr) -> pl.Expr:
+    """1 / log_b(position + 1) for 1-based positions."""
+    return pl.lit(math.log(spec.log_base)) / (position + 1).cast(pl.Float64).log()
+
+
+def _ideal_columns(spec: Spec) -> list[str]:
+    dcg = [ideal_dcg(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)]
+    return dcg + [ideal_err(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_ERR)]
+
+
+def _with_ideal_err_rows(rows: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.LazyFrame:
+    """Each row's position by descending grade and its continuation in that order (the ideal ERR's)."""
+    if not _needs(spec, Quantity.IDEAL_ERR):
+        return rows
+    position = pl.col(RELEVANCE).cast(pl.Float64).rank("ordinal", descending=True).over(keys)
+    rows = rows.with_columns(position.alias(ERR_IDEAL_POSITION))
+    return rows.with_columns(_continuation(keys, ERR_IDEAL_POSITION).alias(ERR_IDEAL_CONTINUATION))
+
+
+def _continuation(keys: list[str], position: str) -> pl.Expr:
+    """ERR's product over the rows ranked above of 1 - their stopping probability, in `position` order."""
+    kept = 1.0 - stopping_probability(pl.col(RELEVANCE))
+    return kept.cum_prod().shift(1, fill_value=1.0).over(keys, order_by=position)
+
+
+def _ideal_err_terms(spec: Spec) -> list[pl.Expr]:
+    position = pl.col(ERR_IDEAL_POSITION)
+    found = stopping_probability(pl.col(RELEVANCE)) * pl.col(ERR_IDEAL_CONTINUATION) / position.cast(pl.Float64)
+    return [
+        part
+        for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_ERR)
+        for part in sum_parts(cut(found, ERR_IDEAL_POSITION, cutoff), ideal_err(cutoff), spec.exact_sums)
+    ]
+
+
+def _greatest_gain() -> pl.Expr:
+    return pl.max_horizontal(pl.col(GAIN).max(), 0.0).fill_null(0.0)
+
+
+def _with_greatest_gain(
+    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
+) -> pl.LazyFrame:
+    """Each row gets its query's greatest gain, taken with 0 (`Quantity.GREATEST_GAIN`): without judgments
+    over its rows, with them over its judged documents, retrieved or not (0 for a query without judgments)."""
+    greatest = _greatest_gain()
+    if qrels is None:
+        return rows.with_columns(greatest.over(names.group).alias(GAIN_HIGH))
+    judged = _qrels_rows(qrels, spec, names).with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
+    per_query = judged.group_by(names.query).agg(greatest.alias(GAIN_HIGH))
+    joined = rows.join(per_query, on=names.query, how="left", maintain_order="left" if keep_order else "none")
+    return joined.with_columns(pl.col(GAIN_HIGH).fill_null(0.0))
+
+
+def _positive_gains(spec: Spec) -> list[pl.Expr]:
+    """Per query: its positive gains, their sum and their distinct values (`Quantity.IDEAL_PREFIXES`)."""
+    gain = pl.col(GAIN)
+    return [
+        (gain > 0).sum().cast(pl.Float64).alias(POSITIVE_GAINS),
+        *sum_parts(pl.when(gain > 0).then(gain), POSITIVE_GAIN_TOTAL, spec.exact_sums),
+        gain.filter(gain > 0).n_unique().cast(pl.Float64).alias(BOUNDARIES),
+    ]
+
+
+def _positive_gain_columns(spec: Spec) -> list[str]:
+    return [POSITIVE_GAINS, POSITIVE_GAIN_TOTAL, BOUNDARIES] if _needs(spec, Quantity.IDEAL_PREFIXES) else []
+
+
+def _ideal_prefixes(ideal: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.LazyFrame:
+    """A query's ideal order (rows with `IDEAL_POSITION` and `GAIN`) -> (keys, POSITION, the ideal prefixes at
+    that position): its DCG over positions 1..p of its positive gains, the sum of max(gain - 1, 0) over them, and
+    the sum of 1 / (ideal DCG at b) over the boundaries b >= p (the last position of each positive gain value)."""
+    positive = pl.when(pl.col(GAIN) > 0).then(pl.col(GAIN)).otherwise(0.0)
+    # the rows of one gain are consecutive in the ideal order: the last of them has the greatest ideal position
+    # (an aggregation window costs less than a shift in position order)
+    last_of_its_gain = pl.col(IDEAL_POSITION) == pl.col(IDEAL_POSITION).max().over([*keys, GAIN])
+    prefixed = ideal.with_columns(
+        (positive * _discount(spec, pl.col(IDEAL_POSITION)))
+        .cum_sum()
+        .over(keys, order_by=IDEAL_POSITION)
+        .alias(IDEAL_DCG_AT),
+        (positive - 1.0).clip(lower_bound=0.0).cum_sum().over(keys, order_by=IDEAL_POSITION).alias(IDEAL_EXCESS_AT),
+        ((pl.col(GAIN) > 0) & last_of_its_gain).alias(BOUNDARY_WEIGHT_AT),
+    )
+    inverse = pl.when(pl.col(BOUNDARY_WEIGHT_AT)).then(1.0 / pl.col(IDEAL_DCG_AT)).otherwise(0.0)
+    weights = inverse.cum_sum(reverse=True).over(keys, order_by=IDEAL_POSITION).alias(BOUNDARY_WEIGHT_AT)
+    return prefixed.with_columns(weights).select(
+        *keys, pl.col(IDEAL_POSITION).alias(POSITION), IDEAL_DCG_AT, IDEAL_EXCESS_AT, BOUNDARY_WEIGHT_AT
+    )
+
+
+def _with_ideal_prefixes(
+    rows: pl.LazyFrame, qrels: pl.LazyFrame, spec: Spec, names: _Names, keep_order: bool
+) -> pl.LazyFrame:
+    """With judgments, each row gets the ideal order's prefixes at its position (`Quantity.IDEAL_PREFIXES`)
+    from its query's judged documents; past the ideal list, the totals (the greatest prefixes of its query) and
+    no boundary weight.  Without judgments: `_ideal_prefixes_in_run_order`."""
+    keys = names.query
+    judged = _qrels_rows(qrels, spec, names).filter(pl.col(RELEVANCE).is_not_null())
+    judged = judged.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
+    ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
+    prefixes = _ideal_prefixes(ideal, spec, keys)
+    joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
+    # the totals: the greatest prefixes, but the ideal DCG's least with a log base below 1 (negative discounts)
+    ideal_dcg_total = pl.col(IDEAL_DCG_AT).max() if spec.log_base > 1 else pl.col(IDEAL_DCG_AT).min()
+    return joined.with_columns(
+        pl.col(IDEAL_DCG_AT).fill_null(ideal_dcg_total.over(names.group)),
+        pl.col(IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_EXCESS_AT).max().over(names.group)),
+        pl.col(BOUNDARY_WEIGHT_AT).fill_null(0.0),
+    )
+
+
+def _ideal_prefixes_in_run_order(spec: Spec, names: _Names) -> list[pl.Expr]:
+    """Without judgments, the ideal prefixes of `_ideal_prefixes` as windows ordered by position, no join: in
+    such a window the query's gains sorted descending are the ideal order's, the one at the row of position p
+    the ideal's at p (the same products summed in the same order as from the ideal positions)."""
+    ideal = pl.col(GAIN).sort(descending=True)
+    positive = pl.when(ideal > 0).then(ideal).otherwise(0.0)
+    dcg_at = (positive * _discount(spec, pl.col(POSITION))).cum_sum()
+    # the rows of one gain are consecutive in the ideal order: the last of them is followed by a lower gain
+    last_of_its_gain = (ideal > 0) & (ideal != ideal.shift(-1, fill_value=0.0))
+    weights = pl.when(last_of_its_gain).then(1.0 / dcg_at).otherwise(0.0).cum_sum(reverse=True)
+    return [
+        dcg_at.over(names.group, order_by=POSITION).alias(IDEAL_DCG_AT),
+        (positive - 1.0).clip(lower_bound=0.0).cum_sum().over(names.group, order_by=POSITION).alias(IDEAL_EXCESS_AT),
+        weights.over(names.group, order_by=POSITION).alias(BOUNDARY_WEIGHT_AT),
+    ]
+
+
+def _run_prefixes(spec: Spec, names: _Names) -> list[pl.Expr]:
+    """Per row: the gain and the DCG over positions 1..p of its position p, and with tie averaging the
+    discounts and the expected DCG over positions 1..p-1 (`Quantity.RUN_PREFIXES`)."""
+    gain, discount = pl.col(GAIN), _discount(spec, pl.col(POSITION))
+    prefixes = [
+        gain.cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_GAIN),
+        (gain * discount).cum_sum().over(names.group, order_by=POSITION).alias(CUMULATIVE_DCG),
+    ]
+    if spec.ties == "average":
+        # every row of a tie block is equally likely at each of its positions: the expected gain there is the
+        # block's mean gain
+        expected_gain = gain.mean().over([*names.group, SCORE])
+        prefixes += [
+            _before(discount).over(names.group, order_by=POSITION).alias(DISCOUNT_ABOVE),
+            _before(expected_gain * discount).over(names.group, order_by=POSITION).alias(EXPECTED_DCG_ABOVE),
+        ]
+    return prefixes
+
+
+def _before(value: pl.Expr) -> pl.Expr:
+    """The sum of `value` over the positions above a row's, in a window ordered by position."""
+    return value.cum_sum().shift(1, fill_value=0.0)
+
+
+def _ideal_terms(spec: Spec) -> list[pl.Expr]:
+    """The ideal DCG@k: the gains by descending gain, a negative one (from a gain mapping, or a negative label
+    under linear or exponential gains) adding nothing: trec_eval's ideal stops at the first gain <= 0."""
+    gain = pl.col(GAIN).clip(lower_bound=0.0)
+    return [
+        part
+        for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)
+        for part in sum_parts(
+            gain * cut(pl.col(IDEAL_DISCOUNT), IDEAL_POSITION, cutoff), ideal_dcg(cutoff), spec.exact_sums
+        )
+    ]
+
+
+def _with_term_columns(
+    rows: pl.LazyFrame,
+    spec: Spec,
+    names: _Names,
+    ap_average: bool,
+    judged: bool,
+    windows: Sequence[pl.Expr] = (),
+    discount: bool = True,
+) -> pl.LazyFrame:
+    """The per-row columns the terms read: discounts (unless not `discount`: `_aggregate` takes them after its
+    fork), for AP the relevant rows ranked above (with tie averaging already among the windows, unless
+    `ap_average`), for bpref the judged rows ranked above."""
+    derived = []
+    windows = list(windows)
+    if discount and _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
+        derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
+    if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties != "average":
+        # a running count in position order, in the context of the other ordered windows
+        windows.append(_counted_before(pl.col(RELEVANT), spec, names).alias(RELEVANT_BEFORE))
+    elif _needs(spec, Quantity.RELEVANT_BEFORE) and ap_average:
+        derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
+    if _needs(spec, Quantity.JUDGED_BEFORE):
+        derived.append(_judged_before(spec, judged, names).alias(JUDGED_BEFORE))
+    if _needs(spec, Quantity.POOLED_BEFORE):
+        derived.append(_pooled_before(spec, judged, names).alias(POOLED_BEFORE))
+    if _needs(spec, Quantity.CONTINUATION):
+        derived.append(_continuation(names.group, POSITION).alias(CONTINUATION))
+    if _needs(spec, Quantity.COMPATIBLE_IDEAL):
+        derived.append(_compatible_ideal_position(spec, names).alias(COMPATIBLE_IDEAL_POSITION))
+    if _needs(spec, Quantity.TIE_BLOCKS) and spec.ties in ("optimistic", "pessimistic"):
+        derived += _tie_block_windows(spec, judged, names)
+    rows = rows.with_columns(derived) if derived else rows
+    return _with_running(rows, spec, names, judged, windows)
+
+
+def _with_running(
+    rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, windows: Sequence[pl.Expr] = ()
+) -> pl.LazyFrame:
+    """The running products and sums in position order the measures of the call declare (`Running`), each
+    once, in the order declared (a later one may read an earlier one), in one context with `windows` (and
+    with each other) until one reads an earlier one: windows over the same groups in one context cost less."""
+    context = _context(spec, judged)
+    running: dict[str, Running] = {}
+    for definition, _ in _definitions(spec):
+        for column in definition.running(context):
+            running.setdefault(column.column, column)
+    batch = list(windows)
+    in_batch: set[str] = set()
+    for column in running.values():
+        if column.operation == "block_sum":
+            block_sum = exact_sum(column.value) if spec.exact_sums else column.value.sum()
+            window = block_sum.over([*names.group, SCORE])
+        elif column.operation == "block_least":
+            window = column.value.min().over([*names.group, SCORE])
+        elif column.operation == "row":
+            window = column.value
+        else:
+            ordered = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
+            if column.exclusive:
+                ordered = ordered.shift(1, fill_value=1.0 if column.operation == "product" else 0.0)
+            window = ordered.over(names.group, order_by=POSITION)
+        if in_batch & set(column.value.meta.root_names()):
+            rows = rows.with_columns(batch)
+            batch, in_batch = [], set()
+        batch.append(window.alias(column.column))
+        in_batch.add(column.column)
+    return rows.with_columns(batch) if batch else rows
+
+
+def _tie_block_windows(spec: Spec, judged: bool, names: _Names) -> list[pl.Expr]:
+    """Under tie bounds, each row's tie block (its rows of equal score, at positions s+1..s+n): s, n and its
+    unjudged rows, for the measures whose bound is taken per block in closed form (`Quantity.TIE_BLOCKS`)."""
+    block = [*names.group, SCORE]
+    return [
+        (pl.col(_threshold_position(spec)).min().over(block) - 1).cast(pl.Int64).alias(BLOCK_START),
+        pl.len().over(block).alias(BLOCK_SIZE),
+        unjudged(judged).sum().over(block).alias(BLOCK_UNJUDGED),
+    ]
+
+
+def _with_discounts(rows: pl.LazyFrame, spec: Spec, judged: bool, run: bool = True) -> pl.LazyFrame:
+    """The discounts of each row's position (`run`) and ideal position, where the measures need them: one
+    logarithm per row each, elementwise, so computed after any filter of the rows."""
+    discounts = []
+    if run and _needs(spec, Quantity.DISCOUNT):  # shared by every cut-off
+        discounts.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
+    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
+        discounts.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
+    return rows.with_columns(discounts) if discounts else rows
