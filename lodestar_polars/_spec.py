@@ -1076,9 +1076,12 @@ class DiversitySpec:
 
 def asks_diversity(measures: object, intent: object) -> bool:
     """Whether an evaluate() call asks for the diversity family: an intent column, or a diversity measure."""
+    if intent is not None:
+        return True
     names = [measures] if isinstance(measures, str) else measures
-    listed = isinstance(names, Sequence) and not isinstance(names, (bytes, bytearray))
-    return intent is not None or (listed and any(diversity_kind(name) is not None for name in names))
+    if not isinstance(names, Sequence) or isinstance(names, (bytes, bytearray)):
+        return False
+    return any(diversity_kind(name) is not None for name in names)
 
 
 def _refuse_option(option: str, value: object, default: object, first: str) -> None:
@@ -1202,12 +1205,7 @@ def check_inputs(spec: DiversitySpec, run: pl.LazyFrame, qrels: pl.LazyFrame | N
         raise ValueError(diversity_without_intents(spec.measures[0].column))
     schema = qrels.collect_schema()
     check_schema(spec.base, run.collect_schema(), schema)
-    if spec.intent not in schema:
-        msg = (
-            f"intent column {spec.intent!r} not found in qrels (columns: {', '.join(schema.names())}): the "
-            "diversity measures read one judgment per (query, intent, doc)."
-        )
-        raise MissingColumnError(msg)
+    _require_columns(schema, "qrels", {"intent": [spec.intent]})
     if schema[spec.intent] == pl.Object:
         msg = f"intent column {spec.intent!r} in qrels has dtype {schema[spec.intent]}, which Polars cannot group on."
         raise pl.exceptions.SchemaError(msg)
