@@ -370,5 +370,5 @@ def test_spark_refuses_the_diversity_measures_before_reading_the_frame(measures:
     from lodestar_polars import spark as lodestar_spark
 
     for function in (lodestar_spark.evaluate, lodestar_spark.evaluate_mean):
-        with pytest.raises(ValueError, match="the diversity measures .* are not computed on Spark yet"):
+        with pytest.raises(ValueError, match=r"the diversity measures .* are not computed on Spark yet"):
             function(None, measures, intent=intent)  # type: ignore[arg-type]  # refused before the frame is read
