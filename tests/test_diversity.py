@@ -6,6 +6,7 @@ derived by hand; and the errors of a call that cannot be computed."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+from lodestar_polars import _spec
 from lodestar_polars._measure_names import closest_names
+from lodestar_polars._measure_table import diversity_table
 from lodestar_polars.measures.diversity import DIVERSITY
 
 pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (ndeval.c) is a test dependency (pip install '.[test]')")
@@ -91,9 +94,13 @@ def traditional_order(run: pl.DataFrame) -> pl.DataFrame:
     return ordered.with_columns((-pl.int_range(pl.len()).over("query")).cast(pl.Float64).alias("score"))
 
 
-def ours(run: pl.DataFrame, qrels: pl.DataFrame, names: list[str], ties: str) -> dict[str, dict[str, float]]:
+def ours(
+    run: pl.DataFrame, qrels: pl.DataFrame, names: list[str], ties: str, missing_queries: str = "skip"
+) -> dict[str, dict[str, float]]:
     """Our values per query, under the names as given (a column leaves out an option at its default)."""
-    frame = run.rank_metrics.evaluate(names, qrels=qrels, intent="intent", doc="doc", ties=ties)
+    frame = run.rank_metrics.evaluate(
+        names, qrels=qrels, intent="intent", doc="doc", ties=ties, missing_queries=missing_queries
+    )
     return {row[0]: dict(zip(names, row[1:], strict=True)) for row in frame.iter_rows()}
 
 
@@ -372,3 +379,42 @@ def test_spark_refuses_the_diversity_measures_before_reading_the_frame(measures:
     for function in (lodestar_spark.evaluate, lodestar_spark.evaluate_mean):
         with pytest.raises(ValueError, match=r"the diversity measures .* are not computed on Spark yet"):
             function(None, measures, intent=intent)  # type: ignore[arg-type]  # refused before the frame is read
+
+
+def test_readme_diversity_table_is_the_familys() -> None:
+    """README.md holds a copy of the generated diversity table between its markers: regenerate it with
+    `python -c "from lodestar_polars._measure_table import diversity_table; print(diversity_table(), end='')"`."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- diversity-table: start -->\n", "<!-- diversity-table: end -->"
+    assert start in readme and end in readme, "README.md lost its diversity-table markers"
+    assert readme[readme.index(start) + len(start) : readme.index(end)] == diversity_table()
+
+
+def test_no_diversity_name_is_another_measures() -> None:
+    assert not set(_spec.DIVERSITY_NAMES) & set(_spec.MEASURE_NAMES)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ir_measures_gives_the_same_numbers_through_its_pyndeval_provider(seed: int) -> None:
+    ir_measures = pytest.importorskip("ir_measures", reason="ir-measures is a test dependency (pip install '.[test]')")
+    pytest.importorskip("pandas", reason="ir_measures takes the judgments' iteration column from a pandas frame")
+    run, qrels = random_case(seed + 300)
+    names = {
+        "alpha_dcg@20": "alpha_DCG@20",
+        "alpha_ndcg@10": "alpha_nDCG@10",
+        "err_ia@5": "ERR_IA@5",
+        "nerr_ia@20": "nERR_IA@20",
+        "p_ia@5": "P_IA@5",
+        "st_recall@10": "StRecall@10",
+        "ap_ia": "AP_IA",
+        "nrbp": "NRBP",
+    }
+    wanted = {ir_measures.parse_measure(theirs): ours for ours, theirs in names.items()}
+    judgments = qrels.rename({"query": "query_id", "intent": "iteration", "doc": "doc_id"}).to_pandas()
+    scored = run.rename({"query": "query_id", "doc": "doc_id"}).to_pandas()
+    expected: dict[str, dict[str, float]] = {}
+    for metric in ir_measures.iter_calc(list(wanted), judgments, scored):
+        expected.setdefault(metric.query_id, {})[wanted[metric.measure]] = metric.value
+    # ir_measures scores a judged query missing from the run 0, as missing_queries="zero" does
+    got = ours(run.sort("doc"), qrels, list(names), "input", missing_queries="zero")
+    assert_per_query(expected, got, {name: name for name in names})

@@ -55,7 +55,7 @@ from ._base import PREFIX, Option, Spelling, option_text
 GREATEST_IDEAL_CUTOFF = 100
 NDEVAL_DEPTH = 20
 
-ORACLE = "ndeval (pyndeval, ir_measures' provider); hand derivations"
+ORACLE = "ndeval (pyndeval, and ir_measures through it); hand derivations"
 REFUSES_AVERAGE = (
     "its gains depend on which earlier rows cover the same intents, and no closed-form expectation over the orders "
     "of tied rows is known"
