@@ -418,3 +418,32 @@ def test_ir_measures_gives_the_same_numbers_through_its_pyndeval_provider(seed: 
     # ir_measures scores a judged query missing from the run 0, as missing_queries="zero" does
     got = ours(run.sort("doc"), qrels, list(names), "input", missing_queries="zero")
     assert_per_query(expected, got, {name: name for name in names})
+
+
+# --- the command line ------------------------------------------------------------------------------------------
+
+
+def test_the_command_line_reads_trecs_diversity_qrels(tmp_path: Path) -> None:
+    """`evaluate RUN --qrels FILE --intent`: the TREC qrels' second column is the intent (topic subtopic docno
+    judgment); the run a TREC run, in trec_eval's order (ties="doc"), as ndeval -traditional reads it."""
+    from lodestar_polars import cli as command_line
+
+    run, qrels = random_case(11)
+    qrels_file, run_file, per_query = tmp_path / "div.qrels", tmp_path / "run.txt", tmp_path / "per_query.csv"
+    qrels_file.write_text("".join(f"{q} {i} {d} {r}\n" for q, i, d, r in qrels.iter_rows()))
+    run_file.write_text("".join(f"{q} Q0 {d} {n} {s} x\n" for n, (q, d, s) in enumerate(run.iter_rows())))
+    names = {"alpha_ndcg@20": "alpha-nDCG@20", "err_ia@10": "ERR-IA@10", "st_recall@5": "strec@5", "ap_ia": "MAP-IA"}
+    arguments = ["evaluate", str(run_file), "--qrels", str(qrels_file), "--intent", "--ties", "doc"]
+    arguments += ["-m", ",".join(names), "--per-query", str(per_query), "--quiet"]
+    assert command_line.main(arguments) == 0
+    frame = pl.read_csv(per_query, schema_overrides={"query": pl.String})
+    got = {row.pop("query"): row for row in frame.iter_rows(named=True)}
+    assert_per_query(ndeval(traditional_order(run), qrels, list(names.values())), got, names)
+
+
+def test_the_command_line_needs_qrels_for_intent(tmp_path: Path) -> None:
+    from lodestar_polars import cli as command_line
+
+    run_file = tmp_path / "run.csv"
+    RUN.write_csv(run_file)
+    assert command_line.main(["evaluate", str(run_file), "--intent", "-m", "alpha_ndcg@5", "--quiet"]) == 2
