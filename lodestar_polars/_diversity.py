@@ -34,7 +34,7 @@ import polars as pl
 from . import _mean, _plan
 from ._checks import DataCheck, apply_checks, bad_values, message, quoted
 from ._spec import DiversitySpec
-from .measures._base import POSITION, PREFIX
+from .measures._base import POSITION, PREFIX, option_text, options_suffix
 from .measures.diversity import (
     IDEAL_NEEDS,
     WHOLE_LIST_NEEDS,
@@ -42,6 +42,7 @@ from .measures.diversity import (
     Setting,
     column,
     intents,
+    nrbp_depth,
 )
 
 INTENT = f"{PREFIX}intent"
@@ -122,10 +123,14 @@ def _judgments(qrels: pl.LazyFrame, spec: DiversitySpec, names: _plan._Names) ->
     return qrels.select(columns)
 
 
+def relevant(rel: float) -> pl.Expr:
+    """A judgment at level >= rel: its doc is relevant to its intent."""
+    return pl.col(LEVEL).cast(pl.Float64) >= rel
+
+
 def _relevant(judgments: pl.LazyFrame, rel: float, names: _plan._Names) -> pl.LazyFrame:
-    """The (query, doc, intent) judged at level >= rel: relevant to the intent."""
-    level = pl.col(LEVEL).cast(pl.Float64)
-    return judgments.filter(level >= rel).select(*names.query, *names.docs, INTENT)
+    """The (query, doc, intent) judged relevant."""
+    return judgments.filter(relevant(rel)).select(*names.query, *names.docs, INTENT)
 
 
 def _qrels_checks(spec: DiversitySpec, names: _plan._Names) -> list[DataCheck]:
@@ -194,33 +199,78 @@ def _greedy_ideal(relevant: pl.LazyFrame, alpha: float, steps: int, names: _plan
 
 
 def _ideal_term(need: Need, setting: Setting, cutoff: int | None) -> pl.Expr:
-    position = pl.col(PLACED_AT)
-    within = position <= (cutoff or 0)
+    position, gain = pl.col(PLACED_AT), pl.col(PLACED_GAIN)
+    if need is Need.IDEAL_NRBP:
+        return (
+            (gain * pl.lit(setting.beta, pl.Float64).pow((position - 1).cast(pl.Float64)))
+            .sum()
+            .alias(column(need, setting, cutoff))
+        )
     if need is Need.IDEAL_DCG:
-        value = pl.col(PLACED_GAIN) * _discount(position)
+        value = gain * _discount(position)
     else:
         assert need is Need.IDEAL_ERR, need
-        value = pl.col(PLACED_GAIN) / position.cast(pl.Float64)
-    return pl.when(within).then(value).otherwise(0.0).sum().alias(column(need, setting, cutoff))
+        value = gain / position.cast(pl.Float64)
+    return pl.when(position <= (cutoff or 0)).then(value).otherwise(0.0).sum().alias(column(need, setting, cutoff))
+
+
+def _steps(need: Need, setting: Setting, cutoff: int | None) -> int:
+    """The greedy steps a need reads: its cut-off, or nnrbp's depth."""
+    return nrbp_depth(setting.beta) if need is Need.IDEAL_NRBP else cutoff or 0
+
+
+def _relevant_docs(rel: float) -> str:
+    return f"{PREFIX}div_relevant_docs_{option_text(rel)}"
+
+
+def _last_gain(rel: float, alpha: float) -> str:
+    return f"{PREFIX}div_last_gain_{option_text(rel)}_{option_text(alpha)}"
+
+
+def _ideal_cut_short(setting: Setting, steps: int) -> DataCheck:
+    """nnrbp: a query with more relevant documents than the greedy steps, whose left-out positions could weigh
+    (at most g(steps) beta^steps / (1 - beta), a greedy ideal's gains never growing) above the last bit of its
+    ideal NRBP: ndeval's ideal places every relevant document."""
+    ideal = pl.col(column(Need.IDEAL_NRBP, setting, None))
+    left_out = pl.col(_last_gain(setting.rel, setting.alpha)) * (
+        math.inf if setting.beta >= 1.0 else setting.beta**steps / (1.0 - setting.beta)
+    )
+    cut_short = (pl.col(_relevant_docs(setting.rel)) > steps) & (left_out > ideal * 2.0**-53)
+    name = "nnrbp" + options_suffix((("alpha", setting.alpha), ("beta", setting.beta), ("rel", setting.rel)))
+    return DataCheck(
+        f"{PREFIX}div_cut_short_{option_text(setting.rel)}_{option_text(setting.alpha)}_{option_text(setting.beta)}",
+        cut_short.fill_null(False).cast(pl.Int64),
+        message(
+            ValueError,
+            f"{name}: query {{query}} has {{value}} documents relevant to an intent, more than the {steps} positions "
+            "its greedy ideal is built to, and beta weighs the positions left out above the last bit of its ideal "
+            "NRBP (ndeval's ideal places every relevant document); a smaller beta needs fewer positions, and nrbp "
+            "(unnormalised) has no ideal.",
+        ),
+        pl.col(_relevant_docs(setting.rel)),
+    )
 
 
 def _with_judged_sums(
     judged: pl.LazyFrame, judgments: pl.LazyFrame, spec: DiversitySpec, names: _plan._Names
-) -> pl.LazyFrame:
-    """The judged queries with S per rel and the ideal sums per (rel, alpha)."""
+) -> tuple[pl.LazyFrame, list[DataCheck]]:
+    """The judged queries with the ideal sums per (rel, alpha), and nnrbp's checks that its ideal is whole."""
     needs = _measure_needs(spec)
     ideal: dict[tuple[float, float], list[tuple[Need, Setting, int | None]]] = {}
     for need, setting, cutoff in needs:
         if need in IDEAL_NEEDS:
             ideal.setdefault((setting.rel, setting.alpha), []).append((need, setting, cutoff))
+    checks: list[DataCheck] = []
     for (rel, alpha), wanted in ideal.items():
-        steps = max(cutoff or 0 for _, _, cutoff in wanted)
+        steps = max(_steps(*need) for need in wanted)
         placed = _greedy_ideal(_relevant(judgments, rel, names), alpha, steps, names)
-        sums = placed.group_by(names.query).agg(_ideal_term(*need) for need in dict.fromkeys(wanted))
+        last = pl.col(PLACED_GAIN).filter(pl.col(PLACED_AT) == steps).sum().alias(_last_gain(rel, alpha))
+        sums = placed.group_by(names.query).agg(*(_ideal_term(*need) for need in dict.fromkeys(wanted)), last)
         judged = judged.join(sums, on=names.query, how="left", nulls_equal=True)
-    return judged.with_columns(
-        pl.col(column(need, setting, cutoff)).fill_null(0.0) for need, setting, cutoff in needs if need in IDEAL_NEEDS
-    )
+        checks += [_ideal_cut_short(s, steps) for n, s, _ in wanted if n is Need.IDEAL_NRBP]
+    filled = [column(need, setting, cutoff) for need, setting, cutoff in needs if need in IDEAL_NEEDS]
+    filled += [_last_gain(rel, alpha) for rel, alpha in ideal]
+    return judged.with_columns(pl.col(name).fill_null(0.0) for name in filled), checks
 
 
 def _with_run_sums(
@@ -282,17 +332,15 @@ def _flagged_per_query(
     rels = dict.fromkeys(spec.setting(m).rel for m in spec.measures)
     judged = judgments.group_by(names.query).agg(
         *(expression for check in qrels_checks for expression in check.aggregations()),
-        *(
-            pl.col(INTENT).filter(pl.col(LEVEL).cast(pl.Float64) >= rel).n_unique().alias(intents(Setting(rel, 0, 0)))
-            for rel in rels
-        ),
+        *(pl.col(INTENT).filter(relevant(rel)).n_unique().alias(intents(Setting(rel, 0, 0))) for rel in rels),
+        *(pl.col(names.docs[0]).filter(relevant(rel)).n_unique().alias(_relevant_docs(rel)) for rel in rels),
         pl.lit(True).alias(JUDGED),
     )
-    judged = _with_judged_sums(judged, judgments, spec, names)
+    judged, ideal_checks = _with_judged_sums(judged, judgments, spec, names)
+    judged = judged.with_columns(expression for check in ideal_checks for expression in check.aggregations())
     zero = base.missing_queries == "zero"
-    per_query = run_queries.join(
-        judged, on=names.query, how="full" if zero else "left", coalesce=True, nulls_equal=True
-    )
+    # every judged query, in the run or not, so that the judgments' checks see all of them
+    per_query = run_queries.join(judged, on=names.query, how="full", coalesce=True, nulls_equal=True)
     per_query = _with_run_sums(per_query, positioned, judgments, spec, names)
     metrics = [_metric(i) for i in range(len(spec.measures))]
     in_run, has_judgments = pl.col(IN_RUN).fill_null(False), pl.col(JUDGED).fill_null(False)
@@ -304,7 +352,7 @@ def _flagged_per_query(
         (has_judgments & (in_run if not zero else pl.lit(True))).alias(SCORED),
         (in_run & ~has_judgments).alias(UNJUDGED),
     )
-    checks = [*run_checks, *qrels_checks]
+    checks = [*run_checks, *qrels_checks, *ideal_checks]
     per_query = per_query.with_columns(pl.col(check.column).fill_null(0) for check in checks)
     output = [*names.keys, *metrics, SCORED, UNJUDGED]
     read = [check.column for check in checks] + [c.value_column for c in checks if c.value is not None]

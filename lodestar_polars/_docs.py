@@ -115,8 +115,8 @@ PARAMETERS: dict[str, str] = {
         "intent : str, optional\n"
         "    The intent (subtopic) column of per-intent judgments passed as `qrels` (one row per query, intent,\n"
         "    doc and relevance level): the call then computes the diversity measures (alpha_ndcg@k, err_ia@k,\n"
-        "    nerr_ia@k, alpha_dcg@k, p_ia@k, st_recall@k, ap_ia, nrbp) as ndeval does.  Not with other measures\n"
-        "    in one call; not available on Spark."
+        "    nerr_ia@k, alpha_dcg@k, p_ia@k, st_recall@k, ap_ia, nrbp, nnrbp) as ndeval does.  Not with other\n"
+        "    measures in one call; not available on Spark."
     ),
 }
 

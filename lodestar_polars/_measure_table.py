@@ -153,19 +153,17 @@ DIVERSITY_COLUMNS = (
 
 
 def diversity_table() -> str:
-    """Markdown: one row per diversity measure (`measures/diversity.py`), with ir_measures' and ndeval's names;
-    a measure not computed yet says why."""
+    """Markdown: one row per diversity measure (`measures/diversity.py`), with ir_measures' and ndeval's names."""
     lines = ["| " + " | ".join(DIVERSITY_COLUMNS) + " |", "|" + "---|" * len(DIVERSITY_COLUMNS)]
     for measure in DIVERSITY.values():
-        computed = measure.refuses is None
         cells = [
             _diversity_names(measure),
             _diversity_options(measure),
-            "`input`, `reverse`, `doc`" if computed else "—",
-            "mean" if computed else "—",
+            "`input`, `reverse`, `doc`",
+            "mean",
             _diversity_spelled(measure.ir_measures),
             _diversity_spelled(measure.ndeval),
-            measure.oracle if computed else f"not computed yet: {measure.refuses}",
+            measure.oracle,
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

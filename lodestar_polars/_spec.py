@@ -411,9 +411,6 @@ def parse_diversity_measure(name: str) -> Measure:
     kind = diversity_kind(name)
     assert match is not None and kind is not None, name
     definition = DIVERSITY[kind]
-    if definition.refuses is not None:
-        msg = f"measure {name!r}: {kind} is not computed yet: {definition.refuses}."
-        raise ValueError(msg)
     options = _parse_options(name, kind, match.group(2), definition.options)
     stem = kind + options_suffix(options)
     argument = match.group(3)

@@ -34,7 +34,7 @@ CUTOFF_MEASURES = {
     "p_ia": "P-IA",
     "st_recall": "strec",
 }
-WHOLE_LIST_MEASURES = {"ap_ia": "MAP-IA", "nrbp": "NRBP"}
+WHOLE_LIST_MEASURES = {"ap_ia": "MAP-IA", "nrbp": "NRBP", "nnrbp": "nNRBP"}
 
 
 def random_case(seed: int, levels: int = 3) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -110,7 +110,11 @@ def assert_per_query(
     assert sorted(got) == sorted(expected)
     for query, values in expected.items():
         for name, theirs in names.items():
-            assert got[query][name] == pytest.approx(values[theirs], rel=EXACT, abs=EXACT), (query, name)
+            value = values[theirs]
+            if math.isnan(value):  # ndeval's nNRBP of a query without relevant intent: 0 / 0; here 0
+                assert theirs == "nNRBP" and got[query][name] == 0.0, (query, name)
+                continue
+            assert got[query][name] == pytest.approx(value, rel=EXACT, abs=EXACT), (query, name)
 
 
 def measure_names(options: str = "") -> dict[str, str]:
@@ -260,7 +264,7 @@ def test_the_greedy_ideal_breaks_equal_gains_by_the_greater_doc_id() -> None:
 
 def test_a_query_without_relevant_intent_scores_zero() -> None:
     qrels = QRELS.with_columns(pl.lit(0).alias("relevance"))
-    names = ["alpha_ndcg@5", "alpha_dcg@1", "nerr_ia@5", "p_ia@5", "st_recall@5", "ap_ia", "nrbp"]
+    names = ["alpha_ndcg@5", "alpha_dcg@1", "nerr_ia@5", "p_ia@5", "st_recall@5", "ap_ia", "nrbp", "nnrbp"]
     frame = RUN.rank_metrics.evaluate(names, qrels=qrels, intent="intent", doc="doc", ties="doc")
     assert frame.row(0) == ("q", *([0.0] * len(names)))
 
@@ -272,6 +276,32 @@ def test_ir_measures_and_ndeval_spellings_are_taken() -> None:
     assert frame.columns == ["query", *expected]
     with pytest.raises(ValueError, match="measures list 'st_recall@5' more than once"):
         _call(["strec@5", "StRecall@5"])
+
+
+def long_judgments(documents: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One query, `documents` documents relevant to one of three intents each, the run retrieving every other."""
+    docs = [f"d{i:03d}" for i in range(documents)]
+    qrels = pl.DataFrame({"query": "q", "intent": [str(i % 3) for i in range(documents)], "doc": docs, "relevance": 1})
+    run = pl.DataFrame({"query": "q", "doc": docs[::2], "score": [float(i) for i in range(len(docs[::2]))]})
+    return run, qrels
+
+
+def test_nnrbp_with_more_relevant_documents_than_its_greedy_depth_is_ndevals_where_the_rest_is_negligible() -> None:
+    """150 relevant documents, the ideal built to 61 positions at beta = 0.5: the 89 left out weigh less than
+    2^-60 of it, so the value is ndeval's, whose ideal places all 150."""
+    run, qrels = long_judgments(150)
+    expected = ndeval(run, qrels, ["nNRBP"])
+    assert ours(run, qrels, ["nnrbp"], "doc")["q"]["nnrbp"] == pytest.approx(expected["q"]["nNRBP"], rel=EXACT)
+
+
+def test_nnrbp_refuses_a_query_whose_left_out_positions_weigh() -> None:
+    run, qrels = long_judgments(150)
+    with pytest.raises(ValueError, match=r"nnrbp\(alpha=0.5,beta=0.99,rel=1\): query 'q' has 150 documents relevant"):
+        ours(run, qrels, ["nnrbp(beta=0.99)"], "doc")
+    few_run, few = long_judgments(90)  # fewer than the 100 positions: its ideal is whole, whatever beta
+    expected = ndeval(few_run, few, ["nNRBP"], beta=0.99)
+    got = ours(few_run, few, ["nnrbp(beta=0.99)"], "doc")["q"]["nnrbp(beta=0.99)"]
+    assert got == pytest.approx(expected["q"]["nNRBP"], rel=EXACT)
 
 
 # --- errors ------------------------------------------------------------------------------------------------------
@@ -338,7 +368,6 @@ def test_options_that_do_not_apply_are_refused(option: str, value: object) -> No
             r"option alpha='1.5' is refused: alpha, the redundancy intolerance, lies in \[0, 1\]",
         ),
         ("p_ia(alpha=0.3)@5", "'alpha=0.3' is not an option of p_ia"),
-        ("nnrbp", "nnrbp is not computed yet"),
     ],
 )
 def test_bad_names_are_refused(name: str, message: str) -> None:

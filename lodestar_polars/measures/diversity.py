@@ -13,7 +13,7 @@ the sum over its intents.  With d(p) = 1 / log2(p + 1):
     alpha_ndcg@k = sum over p <= k of g(p) d(p) / the same sum over the ideal ranking
     nerr_ia@k    = sum over p <= k of g(p) / p  / the same sum over the ideal ranking
     nrbp         = (1 - (1 - alpha) beta) / S x sum over every p of g(p) beta^(p - 1)
-    nnrbp        = nrbp / the same over the ideal ranking (not computed yet: see `NNRBP_REFUSAL`)
+    nnrbp        = nrbp / the same over the ideal ranking
     p_ia@k       = (the (row, intent) relevant pairs within k) / (k S)
     st_recall@k  = (the intents with a relevant row within k) / S
     ap_ia        = the mean over the S intents of AP_j = sum over the rows relevant to j of (their rank among
@@ -30,7 +30,9 @@ order of the id's text).  ndeval places every judged document; only the first k 
 measure at cut-off k, so the plan runs the greedy steps up to the call's largest cut-off of alpha_ndcg and
 nerr_ia (`_diversity`).  ndeval computes every cut-off measure over the first 20 positions (its DEPTH) and
 pyndeval refuses a cut-off above 20: here any cut-off is computed by the same formulas, and the greedy ideal
-is bounded by `GREATEST_IDEAL_CUTOFF`.
+is bounded by `GREATEST_IDEAL_CUTOFF`.  nnrbp's ideal is built to the position where beta^(p - 1) becomes
+negligible (`nrbp_depth`); a query with more relevant documents than that at a beta near 1 raises an error
+rather than give a value ndeval would not (its ideal is every relevant document).
 
 The run's order: ndeval orders a run file by its rank column, or with -traditional by descending score then
 descending doc id (trec_eval's order: ties="doc" here); pyndeval (and so ir_measures) by descending score then
@@ -60,10 +62,9 @@ REFUSES_AVERAGE = (
     "its gains depend on which earlier rows cover the same intents, and no closed-form expectation over the orders "
     "of tied rows is known"
 )
-NNRBP_REFUSAL = (
-    "its ideal is ndeval's greedy ranking of every judged relevant document of the query, whose length the plan "
-    "does not know before reading the data"
-)
+# the least weight beta^(p - 1) of a position nnrbp's greedy ideal is built to (`nrbp_depth`): below it, the
+# positions left out cannot change the ideal NRBP's double (checked per query by the plan)
+NEGLIGIBLE = 2.0**-60
 
 
 class Setting(NamedTuple):
@@ -85,12 +86,25 @@ class Need(enum.Enum):
     PAIRS = "the (row, intent) relevant pairs within k"
     COVERED = "the intents with a relevant row within k"
     RUN_NRBP = "the run's sum over every position of g(p) beta^(p - 1)"
+    IDEAL_NRBP = "the greedy ideal ranking's sum over its positions of g(p) beta^(p - 1)"
     AP = "the sum over every relevant (row, intent) pair of (its rank among the intent's rows) / p / R_j"
 
 
 # the depth a need reads: within the cut-off, or the whole list
-WHOLE_LIST_NEEDS = frozenset({Need.RUN_NRBP, Need.AP})
-IDEAL_NEEDS = frozenset({Need.IDEAL_DCG, Need.IDEAL_ERR})
+WHOLE_LIST_NEEDS = frozenset({Need.RUN_NRBP, Need.IDEAL_NRBP, Need.AP})
+IDEAL_NEEDS = frozenset({Need.IDEAL_DCG, Need.IDEAL_ERR, Need.IDEAL_NRBP})
+
+
+def nrbp_depth(beta: float) -> int:
+    """The positions nnrbp's greedy ideal is built to: until beta^(p - 1) falls below `NEGLIGIBLE` (a greedy
+    ideal's gains never grow, so the positions after weigh less than g(p) beta^p / (1 - beta)), at most
+    `GREATEST_IDEAL_CUTOFF`.  ndeval places every relevant document: where the positions left out could change
+    the ideal NRBP's last bit (a query with more relevant documents, at a beta near 1), the plan raises."""
+    if beta <= 0.0:
+        return 1
+    if beta >= 1.0:
+        return GREATEST_IDEAL_CUTOFF
+    return min(GREATEST_IDEAL_CUTOFF, 1 + math.ceil(math.log(NEGLIGIBLE) / math.log(beta)))
 
 
 def column(need: Need, setting: Setting, cutoff: int | None) -> str:
@@ -156,7 +170,6 @@ class DiversityDefinition:
     needs: frozenset[Need]
     value: Value
     oracle: str = ORACLE
-    refuses: str | None = None
 
     def setting(self, values: dict[str, float]) -> Setting:
         """The measure's setting from its option values (defaults filled in)."""
@@ -190,7 +203,7 @@ def _ideal_ideal(need: Need, normaliser: Callable[[float, int], float]) -> Value
 
 def _over_ideal(run: Need, ideal: Need) -> Value:
     def value(setting: Setting, cutoff: int | None) -> pl.Expr:
-        k = _cutoff(cutoff)
+        k = None if run in WHOLE_LIST_NEEDS else _cutoff(cutoff)
         total = pl.col(column(run, setting, k))
         return pl.when(total > 0).then(total / pl.col(column(ideal, setting, k))).otherwise(0.0)
 
@@ -297,10 +310,6 @@ NRBP = DiversityDefinition(
 )
 
 
-def _not_computed(setting: Setting, cutoff: int | None) -> pl.Expr:
-    raise AssertionError(NNRBP_REFUSAL)
-
-
 NNRBP = DiversityDefinition(
     name="nnrbp",
     aliases=(),
@@ -308,9 +317,8 @@ NNRBP = DiversityDefinition(
     ndeval=Spelling("nNRBP", None),
     parameter="none",
     options=(ALPHA, BETA, REL),
-    needs=frozenset(),
-    value=_not_computed,
-    refuses=NNRBP_REFUSAL,
+    needs=frozenset({Need.RUN_NRBP, Need.IDEAL_NRBP}),
+    value=_over_ideal(Need.RUN_NRBP, Need.IDEAL_NRBP),
 )
 
 DIVERSITY: dict[str, DiversityDefinition] = {
