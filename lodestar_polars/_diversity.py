@@ -139,7 +139,7 @@ def _qrels_checks(spec: DiversitySpec, names: _plan._Names) -> list[DataCheck]:
     d, i = quoted(base.doc[0]), quoted(spec.intent)
     level = pl.col(LEVEL)
     bad_level = level.is_null() | ~level.cast(pl.Float64).is_finite()
-    duplicated = pl.struct(*names.docs, INTENT).is_duplicated()
+    duplicated = pl.col(DUPLICATED)  # `_judged_duplicates`, a window before the group-by (streaming-native)
     return [
         DataCheck(f"{PREFIX}div_bad_level", bad_level.sum(), bad_values("qrels relevance", base.relevance.name)),
         DataCheck(
@@ -163,6 +163,11 @@ def _qrels_checks(spec: DiversitySpec, names: _plan._Names) -> list[DataCheck]:
             _plan._first(pl.col(names.docs[0]), duplicated),
         ),
     ]
+
+
+def _judged_twice(names: _plan._Names) -> pl.Expr:
+    """A judgment whose (doc, intent) the query judges more than once."""
+    return pl.struct(*names.docs, INTENT).is_duplicated().over(names.query).alias(DUPLICATED)
 
 
 def _greedy_ideal(relevant: pl.LazyFrame, alpha: float, steps: int, names: _plan._Names) -> pl.LazyFrame:
@@ -330,11 +335,15 @@ def _flagged_per_query(
     judgments = _judgments(qrels, spec, names)
     qrels_checks = _qrels_checks(spec, names)
     rels = dict.fromkeys(spec.setting(m).rel for m in spec.measures)
-    judged = judgments.group_by(names.query).agg(
-        *(expression for check in qrels_checks for expression in check.aggregations()),
-        *(pl.col(INTENT).filter(relevant(rel)).n_unique().alias(intents(Setting(rel, 0, 0))) for rel in rels),
-        *(pl.col(names.docs[0]).filter(relevant(rel)).n_unique().alias(_relevant_docs(rel)) for rel in rels),
-        pl.lit(True).alias(JUDGED),
+    judged = (
+        judgments.with_columns(_judged_twice(names))
+        .group_by(names.query)
+        .agg(
+            *(expression for check in qrels_checks for expression in check.aggregations()),
+            *(pl.col(INTENT).filter(relevant(rel)).n_unique().alias(intents(Setting(rel, 0, 0))) for rel in rels),
+            *(pl.col(names.docs[0]).filter(relevant(rel)).n_unique().alias(_relevant_docs(rel)) for rel in rels),
+            pl.lit(True).alias(JUDGED),
+        )
     )
     judged, ideal_checks = _with_judged_sums(judged, judgments, spec, names)
     judged = judged.with_columns(expression for check in ideal_checks for expression in check.aggregations())

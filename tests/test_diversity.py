@@ -476,3 +476,17 @@ def test_the_command_line_needs_qrels_for_intent(tmp_path: Path) -> None:
     run_file = tmp_path / "run.csv"
     RUN.write_csv(run_file)
     assert command_line.main(["evaluate", str(run_file), "--intent", "-m", "alpha_ndcg@5", "--quiet"]) == 2
+
+
+@pytest.mark.parametrize("by", [None, "model"])
+def test_the_plan_has_no_in_memory_fallback(by: str | None) -> None:
+    """Every step (windows, joins, group-bys, the greedy ideal's windows) runs natively in the streaming engine."""
+    from tests.test_streaming_plan import fallback_nodes
+
+    run, qrels = random_case(3)
+    names = list(measure_names())
+    lazy = run.with_columns(pl.lit("x").alias("model")).lazy()
+    per_query = lazy.rank_metrics.evaluate(names, qrels=qrels.lazy(), intent="intent", doc="doc", ties="doc", by=by)
+    mean = lazy.rank_metrics.evaluate_mean(names, qrels=qrels.lazy(), intent="intent", doc="doc", ties="doc", by=by)
+    assert fallback_nodes(per_query) == []
+    assert fallback_nodes(mean) == []
