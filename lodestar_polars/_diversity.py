@@ -165,6 +165,17 @@ def _qrels_checks(spec: DiversitySpec, names: _plan._Names) -> list[DataCheck]:
     ]
 
 
+def _null_queries(spec: DiversitySpec, names: _plan._Names, where: str) -> DataCheck:
+    """A null query id in the run (`where` "") or in the judgments ("qrels "), on the per-query rows."""
+    null = pl.any_horizontal(pl.col(key).is_null() for key in names.query).cast(pl.UInt32)
+    columns = ", ".join(quoted(name) for name in spec.base.query)
+    return DataCheck(
+        f"{PREFIX}div_{where.strip() or 'run'}_null_queries",
+        null,
+        message(ValueError, f"{where}query column {columns} has null values."),
+    )
+
+
 def _judged_twice(names: _plan._Names) -> pl.Expr:
     """A judgment whose (doc, intent) the query judges more than once."""
     return pl.struct(*names.docs, INTENT).is_duplicated().over(names.query).alias(DUPLICATED)
@@ -332,6 +343,8 @@ def _flagged_per_query(
         *(expression for check in run_checks for expression in check.aggregations()),
         pl.lit(True).alias(IN_RUN),
     )
+    null_queries = _null_queries(spec, names, "")
+    run_queries = run_queries.with_columns(null_queries.aggregations())
     judgments = _judgments(qrels, spec, names)
     qrels_checks = _qrels_checks(spec, names)
     rels = dict.fromkeys(spec.setting(m).rel for m in spec.measures)
@@ -346,6 +359,7 @@ def _flagged_per_query(
         )
     )
     judged, ideal_checks = _with_judged_sums(judged, judgments, spec, names)
+    ideal_checks.append(_null_queries(spec, names, "qrels "))
     judged = judged.with_columns(expression for check in ideal_checks for expression in check.aggregations())
     zero = base.missing_queries == "zero"
     # every judged query, in the run or not, so that the judgments' checks see all of them
@@ -361,7 +375,7 @@ def _flagged_per_query(
         (has_judgments & (in_run if not zero else pl.lit(True))).alias(SCORED),
         (in_run & ~has_judgments).alias(UNJUDGED),
     )
-    checks = [*run_checks, *qrels_checks, *ideal_checks]
+    checks = [*run_checks, null_queries, *qrels_checks, *ideal_checks]
     per_query = per_query.with_columns(pl.col(check.column).fill_null(0) for check in checks)
     output = [*names.keys, *metrics, SCORED, UNJUDGED]
     read = [check.column for check in checks] + [c.value_column for c in checks if c.value is not None]

@@ -490,3 +490,57 @@ def test_the_plan_has_no_in_memory_fallback(by: str | None) -> None:
     mean = lazy.rank_metrics.evaluate_mean(names, qrels=qrels.lazy(), intent="intent", doc="doc", ties="doc", by=by)
     assert fallback_nodes(per_query) == []
     assert fallback_nodes(mean) == []
+
+
+def test_a_null_query_is_refused_in_the_run_and_in_the_judgments() -> None:
+    with pytest.raises(ValueError, match=r"^query column 'query' has null values"):
+        pl.concat([RUN, pl.DataFrame({"query": [None], "doc": ["Z"], "score": [1.0]})]).rank_metrics.evaluate(
+            ["alpha_ndcg@5"], qrels=QRELS, intent="intent", doc="doc", ties="doc"
+        )
+    with pytest.raises(ValueError, match=r"^qrels query column 'query' has null values"):
+        _call(
+            ["alpha_ndcg@5"],
+            qrels=QRELS.with_columns(pl.when(pl.col("doc") == "C").then(None).otherwise("query").alias("query")),
+        )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_integer_ids_break_ties_by_their_text_as_ndeval(seed: int) -> None:
+    """Integer query, doc and intent ids: ties="doc" and the greedy ideal compare doc ids as text ("9" > "10")."""
+    run, qrels = random_case(seed + 400)
+    number = pl.col("doc").str.slice(1).cast(pl.Int64) + pl.when(pl.col("doc").str.starts_with("u")).then(
+        100
+    ).otherwise(0)
+    query_number = pl.col("query").str.slice(1).cast(pl.Int32)
+    int_run = run.with_columns(number.alias("doc"), query_number.alias("query"))
+    int_qrels = qrels.with_columns(
+        number.alias("doc"), query_number.cast(pl.Int64).alias("query"), pl.col("intent").str.slice(3).cast(pl.Int8)
+    )
+    text_run = int_run.with_columns(pl.col("query", "doc").cast(pl.String))
+    text_qrels = int_qrels.with_columns(pl.col("query", "intent", "doc").cast(pl.String))
+    names = measure_names()
+    expected = ndeval(traditional_order(text_run), text_qrels, list(names.values()))
+    frame = int_run.rank_metrics.evaluate(list(names), qrels=int_qrels, intent="intent", doc="doc", ties="doc")
+    assert frame.schema["query"] == pl.Int32
+    got = {str(row[0]): dict(zip(names, row[1:], strict=True)) for row in frame.iter_rows()}
+    assert_per_query(expected, got, names)
+
+
+def test_the_greedy_ideal_compares_integer_doc_ids_as_text() -> None:
+    """Docs 2 {a, d}, 8 {b, c}, 14 {c, d} all add 2 first; as text "8" is the greatest (numerically 14 would
+    be), so the ideal is 8, 2 (2 again), 14 (1), 27 (0.25), where 14 first would give 2, 1.5, 1.5, 0.25."""
+    docs = {2: "ad", 27: "d", 14: "cd", 8: "bc"}
+    rows = [(1, intent, doc, 1) for doc, intents in docs.items() for intent in intents]
+    qrels = pl.DataFrame(rows, schema=["query", "intent", "doc", "relevance"], orient="row")
+    run = pl.DataFrame({"query": [1] * 4, "doc": [27, 2, 14, 8], "score": [4.0, 3.0, 2.0, 1.0]})
+    frame = run.rank_metrics.evaluate(["alpha_ndcg@5"], qrels=qrels, intent="intent", doc="doc", ties="doc")
+    # the run: 27 adds 1 (d), 2 adds 1 + 0.5 (a, d again), 14 adds 1 + 0.25 (c, d a third time), 8 adds 1 + 0.5
+    run_dcg = 1 + 1.5 / math.log2(3) + 1.25 / 2 + 1.5 / math.log2(5)
+    ideal_dcg = 2 + 2 / math.log2(3) + 1 / 2 + 0.25 / math.log2(5)
+    assert frame["alpha_ndcg@5"].item() == pytest.approx(run_dcg / ideal_dcg, rel=EXACT)
+    text = ndeval(
+        run.with_columns(pl.col("query", "doc").cast(pl.String)),
+        qrels.with_columns(pl.col("query", "intent", "doc").cast(pl.String)),
+        ["alpha-nDCG@5"],
+    )
+    assert frame["alpha_ndcg@5"].item() == pytest.approx(text["1"]["alpha-nDCG@5"], rel=EXACT)
