@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import lodestar_polars  # noqa: F401  (registers .rank_metrics)
+import lodestar_polars  # registers .rank_metrics
 from lodestar_polars import _spec
 from lodestar_polars._measure_names import closest_names
 from lodestar_polars._measure_table import diversity_table
@@ -544,3 +544,14 @@ def test_the_greedy_ideal_compares_integer_doc_ids_as_text() -> None:
         ["alpha-nDCG@5"],
     )
     assert frame["alpha_ndcg@5"].item() == pytest.approx(text["1"]["alpha-nDCG@5"], rel=EXACT)
+
+
+def test_the_package_mean_finds_the_diversity_columns() -> None:
+    """`lodestar_polars.mean` of the per-query frame finds the measures' columns by their names."""
+    run, qrels = random_case(2)
+    names = list(measure_names())
+    per_query = run.sort("doc").rank_metrics.evaluate(names, qrels=qrels, intent="intent", doc="doc", ties="input")
+    expected = run.sort("doc").rank_metrics.evaluate_mean(names, qrels=qrels, intent="intent", doc="doc", ties="input")
+    assert_frame_equal(
+        lodestar_polars.mean(per_query), expected.select(*names, "queries", "weight_sum"), rel_tol=EXACT, abs_tol=EXACT
+    )
