@@ -274,6 +274,7 @@ def test_ir_measures_and_ndeval_spellings_are_taken() -> None:
     frame = RUN.rank_metrics.evaluate(names, qrels=QRELS, intent="intent", doc="doc", ties="doc")
     expected = ["alpha_ndcg@5", "err_ia@5", "st_recall@5", "ap_ia", "nrbp", "p_ia@5", "alpha_dcg@3", "nerr_ia@2"]
     assert frame.columns == ["query", *expected]
+    assert _call("alpha_ndcg@5").columns == ["query", "alpha_ndcg@5"]  # one name as a string, as evaluate takes
     with pytest.raises(ValueError, match="measures list 'st_recall@5' more than once"):
         _call(["strec@5", "StRecall@5"])
 
