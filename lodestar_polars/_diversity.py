@@ -10,19 +10,24 @@ intent) are not those of `_plan`, whose rows are (query, doc): they get a plan o
    "doc"), and are joined on (query, doc) to the judgments relevant to an intent (level >= rel), one row per
    (run row, intent); each such row gets the number c of rows of its intent ranked above it (a window over the
    query and intent), hence its intent-aware gain (1 - alpha)^c, and one group-by per query sums every term.
-   Only the rows within the largest cut-off are joined unless a whole-list measure (ap_ia, nrbp) is asked.
+   Only the rows within the largest cut-off are joined unless a whole-list measure (ap_ia, nrbp, nnrbp) is
+   asked.
 2. The greedy ideal (ndeval's) is unrolled: one step per position up to the largest cut-off of alpha_ndcg and
-   nerr_ia, over the query's relevant (doc, intent) judgments.  Each step is a few windows over that frame: the
+   nerr_ia, or nnrbp's depth (`measures.diversity.nrbp_depth`), over the query's relevant (doc, intent)
+   judgments.  Each step is a few windows over that frame: the
    gain each unplaced document would add next (its intents' remaining gains summed over the query and doc), the
    greatest of them per query, the greatest doc id among the documents reaching it (ndeval's tie break), which
    is placed; the remaining gain of each intent it covers is multiplied by 1 - alpha, as ndeval does.  A
    fixed, call-sized number of steps keeps the plan lazy and free of Python over the data; that is why the
-   cut-off of those two measures is bounded (`measures.diversity.GREATEST_IDEAL_CUTOFF`).
-3. Per query: the run's queries (with the run's data checks) joined on the query to the judged queries (with
-   the judgments' checks, S and the ideal sums), the run's sums, and each measure's finish.
+   cut-off of those two measures is bounded (`measures.diversity.GREATEST_IDEAL_CUTOFF`), and why nnrbp checks
+   per query that the positions it leaves out cannot weigh (`_ideal_cut_short`).  Each step costs a few passes
+   over the relevant judgments (measured: 0.27 s for 20 steps over 44k judgments of 50 queries, 1.4 s for 100).
+3. Per query: the run's queries (with the run's data checks) fully joined on the query to the judged queries
+   (with the judgments' checks, S and the ideal sums), the run's sums, and each measure's finish; the queries
+   scored are the judged ones in the run (and, with missing_queries="zero", the judged ones missing from it).
 
-The judgments' checks: a null doc or intent, a null or non-finite level, and a (query, intent, doc) judged
-twice (ndeval would count such a document twice in R_j).
+The judgments' checks: a null query, doc or intent, a null or non-finite level, and a (query, intent, doc)
+judged twice (ndeval would count such a document twice in R_j).
 """
 
 from __future__ import annotations
@@ -115,7 +120,7 @@ def _run_term(need: Need, setting: Setting, cutoff: int | None) -> pl.Expr:
 
 
 def _judgments(qrels: pl.LazyFrame, spec: DiversitySpec, names: _plan._Names) -> pl.LazyFrame:
-    """The judgments as (query keys, doc, intent, level), the doc's duplicate flag for the checks."""
+    """The judgments as (query keys, doc, intent, level), under internal names."""
     base = spec.base
     columns = [names.joined(n).alias(i) for n, i in zip(base.query, names.query, strict=True)]
     columns += [names.joined(n).alias(i) for n, i in zip(base.doc, names.docs, strict=True)]
