@@ -339,12 +339,13 @@ def _flagged_per_query(
     schema, qrels_schema = run.collect_schema(), qrels.collect_schema()
     names = _plan._Names(base, schema, qrels_schema)
     rows = _plan._run_rows(run, base, names, with_relevance=False)
-    positioned = rows.with_columns(
-        _plan._position(base, names, judged=False, over=names.keys).alias(POSITION),
-        _plan._doc_value(names.docs).is_duplicated().over(names.keys).alias(DUPLICATED),
-    )
-    run_checks = _plan._row_checks(base, positioned.collect_schema(), names, judged=True)
-    run_queries = positioned.group_by(names.keys).agg(
+    # judged_only: the rows whose doc is judged at a level >= 0 for some intent are ranked (trec_eval -J); every
+    # row's query stays a query of the run, as `_plan` keeps one that judged_only empties (scored 0)
+    ranked = _plan._judged_retrieved(rows, qrels, base, names) if base.judged_only else rows
+    positioned = ranked.with_columns(_plan._position(base, names, judged=False, over=names.keys).alias(POSITION))
+    rows = rows.with_columns(_plan._doc_value(names.docs).is_duplicated().over(names.keys).alias(DUPLICATED))
+    run_checks = _plan._row_checks(base, rows.collect_schema(), names, judged=True)
+    run_queries = rows.group_by(names.keys).agg(
         *(expression for check in run_checks for expression in check.aggregations()),
         pl.lit(True).alias(IN_RUN),
     )

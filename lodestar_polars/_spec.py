@@ -1150,7 +1150,6 @@ def diversity_spec(
         ("threshold", threshold, 0.0),
         ("log_base", log_base, 2.0),
         ("max_retrieved", max_retrieved, None),
-        ("judged_only", judged_only, False),
         ("exact_sums", exact_sums, False),
     ):
         _refuse_option(option, value, default, first)
@@ -1180,6 +1179,7 @@ def diversity_spec(
         log_base=2.0,
         threshold=0.0,
         missing_queries=missing_queries,
+        judged_only=judged_only,
     )
     if len(base.doc) != 1:
         msg = (

@@ -351,7 +351,7 @@ def test_tie_modes_without_an_ndeval_order_are_refused(ties: str) -> None:
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("gain", "exponential"), ("threshold", 1.0), ("log_base", 10.0), ("judged_only", True), ("max_retrieved", 5)],
+    [("gain", "exponential"), ("threshold", 1.0), ("log_base", 10.0), ("exact_sums", True), ("max_retrieved", 5)],
 )
 def test_options_that_do_not_apply_are_refused(option: str, value: object) -> None:
     with pytest.raises(ValueError, match=f"{option}={value!r} does not apply to the diversity measures"):
@@ -479,16 +479,17 @@ def test_the_command_line_needs_qrels_for_intent(tmp_path: Path) -> None:
     assert command_line.main(["evaluate", str(run_file), "--intent", "-m", "alpha_ndcg@5", "--quiet"]) == 2
 
 
-@pytest.mark.parametrize("by", [None, "model"])
-def test_the_plan_has_no_in_memory_fallback(by: str | None) -> None:
+@pytest.mark.parametrize(("by", "judged_only"), [(None, False), ("model", False), (None, True)])
+def test_the_plan_has_no_in_memory_fallback(by: str | None, judged_only: bool) -> None:
     """Every step (windows, joins, group-bys, the greedy ideal's windows) runs natively in the streaming engine."""
     from tests.test_streaming_plan import fallback_nodes
 
     run, qrels = random_case(3)
     names = list(measure_names())
     lazy = run.with_columns(pl.lit("x").alias("model")).lazy()
-    per_query = lazy.rank_metrics.evaluate(names, qrels=qrels.lazy(), intent="intent", doc="doc", ties="doc", by=by)
-    mean = lazy.rank_metrics.evaluate_mean(names, qrels=qrels.lazy(), intent="intent", doc="doc", ties="doc", by=by)
+    options: dict[str, Any] = {"intent": "intent", "doc": "doc", "ties": "doc", "by": by, "judged_only": judged_only}
+    per_query = lazy.rank_metrics.evaluate(names, qrels=qrels.lazy(), **options)
+    mean = lazy.rank_metrics.evaluate_mean(names, qrels=qrels.lazy(), **options)
     assert fallback_nodes(per_query) == []
     assert fallback_nodes(mean) == []
 
@@ -556,3 +557,22 @@ def test_the_package_mean_finds_the_diversity_columns() -> None:
     assert_frame_equal(
         lodestar_polars.mean(per_query), expected.select(*names, "queries", "weight_sum"), rel_tol=EXACT, abs_tol=EXACT
     )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_judged_only_ranks_the_judged_documents_only(seed: int) -> None:
+    """judged_only=True: ndeval on the run without its unjudged documents (ir_measures' judged_only=True keeps
+    those in the judgments; the judgments here have no negative level, where trec_eval's -J and it differ; its
+    0.4.3 provider fails on it, indexing a generator); a query left without a row scores 0."""
+    run, qrels = random_case(seed + 500)
+    names = {"alpha_ndcg@10": "alpha-nDCG@10", "err_ia@5": "ERR-IA@5", "p_ia@3": "P-IA@3", "ap_ia": "MAP-IA"}
+    judged = run.join(qrels.select("query", "doc").unique(), on=["query", "doc"], how="semi")
+    expected = ndeval(judged, qrels, list(names.values()))
+    emptied = set(run["query"]) & set(qrels["query"]) - set(judged["query"])
+    expected |= {query: dict.fromkeys(names.values(), 0.0) for query in emptied}
+    frame = run.sort("doc").rank_metrics.evaluate(
+        list(names), qrels=qrels, intent="intent", doc="doc", ties="input", judged_only=True
+    )
+    got = {row[0]: dict(zip(names, row[1:], strict=True)) for row in frame.iter_rows()}
+    assert_per_query(expected, got, names)
+    assert got != ours(run.sort("doc"), qrels, list(names), "input")  # these runs hold unjudged documents
