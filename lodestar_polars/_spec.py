@@ -21,7 +21,15 @@ import polars as pl
 from ._measure_names import closest_names, from_tool_spelling
 from .measures._base import Definition, Option, option_text, options_suffix
 from .measures._registry import REGISTRY
-from .measures.diversity import DIVERSITY, GREATEST_IDEAL_CUTOFF, IDEAL_NEEDS, DiversityDefinition, Setting
+from .measures.diversity import (
+    DIVERSITY,
+    GREATEST_IDEAL_CUTOFF,
+    IDEAL_NEEDS,
+    REFUSES_AVERAGE,
+    REFUSES_BOUNDS,
+    DiversityDefinition,
+    Setting,
+)
 
 Ties: TypeAlias = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
 GainName: TypeAlias = Literal["linear", "exponential"]
@@ -1156,11 +1164,7 @@ def diversity_spec(
     if ties in _REFUSED_TIES:
         msg = (
             f"ties={ties!r} is refused for {first}: "
-            + (
-                "no exact expectation over the orders of tied rows is known for the diversity measures"
-                if ties == "average"
-                else "a most / least gainful order of a tie block is not always their greatest / least value"
-            )
+            + (REFUSES_AVERAGE if ties == "average" else REFUSES_BOUNDS)
             + ". Pass ties='doc' (ndeval -traditional's order: doc id descending within a score, as trec_eval), or "
             "sort the frame by doc and pass ties='input' (pyndeval's and ir_measures' order: doc id ascending)."
         )

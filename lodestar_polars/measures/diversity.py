@@ -55,12 +55,16 @@ from ._base import PREFIX, Option, Spelling, option_text
 
 # the largest cut-off of alpha_ndcg and nerr_ia: the plan unrolls one greedy step of the ideal per position
 GREATEST_IDEAL_CUTOFF = 100
-NDEVAL_DEPTH = 20
 
 ORACLE = "ndeval (pyndeval, and ir_measures through it); hand derivations"
+# why the family refuses ties="average" and the tie bounds (`_spec.diversity_spec`)
 REFUSES_AVERAGE = (
-    "its gains depend on which earlier rows cover the same intents, and no closed-form expectation over the orders "
-    "of tied rows is known"
+    "a row's gain depends on which rows above it cover its intents, and no closed-form expectation over the "
+    "orders of tied rows is known"
+)
+REFUSES_BOUNDS = (
+    "a gainful row ranked early lowers the gains of the rows after it that share its intents, so the most / least "
+    "gainful order of a tie block is not always the greatest / least value"
 )
 # the least weight beta^(p - 1) of a position nnrbp's greedy ideal is built to (`nrbp_depth`): below it, the
 # positions left out cannot change the ideal NRBP's double (checked per query by the plan)
