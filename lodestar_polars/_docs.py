@@ -111,6 +111,13 @@ PARAMETERS: dict[str, str] = {
         "    It costs CPU time (benchmarks/RESULTS.md); the command line's trec_eval mode always uses it.  Not\n"
         "    available on Spark."
     ),
+    "intent": (
+        "intent : str, optional\n"
+        "    The intent (subtopic) column of per-intent judgments passed as `qrels` (one row per query, intent,\n"
+        "    doc and relevance level): the call then computes the diversity measures (alpha_ndcg@k, err_ia@k,\n"
+        "    nerr_ia@k, alpha_dcg@k, p_ia@k, st_recall@k, ap_ia, nrbp, nnrbp) as ndeval does.  Not with other\n"
+        "    measures in one call; not available on Spark."
+    ),
 }
 
 

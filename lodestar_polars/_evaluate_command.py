@@ -38,10 +38,13 @@ from ._spec import (
     MEASURE_PATTERN,
     Measure,
     MissingColumnError,
+    diversity_kind,
+    parse_diversity_measure,
     parse_measure,
 )
 from .io import scan_trec_qrels, scan_trec_run
 from .measures._registry import REGISTRY
+from .measures.diversity import DIVERSITY
 from .namespace import rank_metrics
 
 # --------------------------------------------------------------------------------------------------------
@@ -119,7 +122,8 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
                 expanded = [_parsed_measure(f"{spelled}@{k}").column for k in cutoffs]
             else:
                 measure = _parsed_measure(spelled)
-                takes_cutoffs = REGISTRY[measure.kind].parameter == "cutoff" and measure.cutoff is None
+                cutoff_kind = measure.kind in REGISTRY and REGISTRY[measure.kind].parameter == "cutoff"
+                takes_cutoffs = cutoff_kind and measure.cutoff is None
                 expanded = [f"{measure.column}@{k}" for k in cutoffs] if takes_cutoffs and cutoffs else [measure.column]
             names += [name for name in expanded if name not in names]
     return names
@@ -128,19 +132,17 @@ def parse_measures(texts: Sequence[str], cutoffs: Sequence[int] = ()) -> list[st
 def _requires_a_cutoff(spelled: str) -> bool:
     """Whether `spelled` names, without `@k`, a measure computed only at a cut-off (`sdcg(max_rel=4)`)."""
     match = MEASURE_PATTERN.fullmatch(spelled)
-    kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
-    return (
-        match is not None
-        and kind is not None
-        and match.group(3) is None
-        and REGISTRY[kind].parameter == "required_cutoff"
-    )
+    if match is None or match.group(3) is not None:
+        return False
+    kind, diverse = MEASURE_NAMES.get(match.group(1).lower()), diversity_kind(spelled)
+    measure = REGISTRY[kind] if kind is not None else DIVERSITY[diverse] if diverse is not None else None
+    return measure is not None and measure.parameter == "required_cutoff"
 
 
 def _parsed_measure(spelled: str) -> Measure:
     """`parse_measure`, its errors as usage errors (an unknown name: the closest names `-m` takes, or all)."""
     try:
-        return parse_measure(spelled)
+        return parse_diversity_measure(spelled) if diversity_kind(spelled) is not None else parse_measure(spelled)
     except ValueError as error:
         known = (
             "known measures (case-insensitive, each optionally @k with k in ASCII digits, iprec@level with a "
@@ -213,20 +215,27 @@ def _scan(
 
 
 def _trec_judgments_as_run_columns(
-    qrels: pl.LazyFrame, query: Sequence[str], doc: str, relevance: str, source: str
+    qrels: pl.LazyFrame, query: Sequence[str], doc: str, relevance: str, source: str, intent: str | None = None
 ) -> pl.LazyFrame:
-    """TREC judgments' fixed columns (query, doc, relevance) under the names the run's column options give."""
+    """TREC judgments' fixed columns (query, doc, relevance) under the names the run's column options give; with
+    `intent` (--intent), the second column too, read as the intent (TREC's diversity qrels: `topic subtopic docno
+    judgment`), under that name."""
     if len(query) != 1:
         names = ", ".join(query)
         msg = f"--qrels {source} is a TREC file, with one query id column; --query names {len(query)}: {names}."
         raise UsageError(msg)
     roles = {"--query": query[0], "--doc": doc, "--relevance": relevance}
+    if intent is not None:
+        roles["--intent"] = intent
     for option, name in roles.items():
         others = [other for other, other_name in roles.items() if other_name == name and other != option]
         if others:
             msg = f"{option} and {others[0]} both name column {name!r}: TREC judgments' columns need three names."
             raise UsageError(msg)
-    return qrels.select(pl.col("query").alias(query[0]), pl.col("doc").alias(doc), pl.col("relevance").alias(relevance))
+    columns = [pl.col("query").alias(query[0]), pl.col("doc").alias(doc), pl.col("relevance").alias(relevance)]
+    if intent is not None:
+        columns.append(pl.col("iteration").alias(intent))
+    return qrels.select(columns)
 
 
 def _as_dtype_of_run(column: str, dtype: pl.DataType) -> pl.Expr:
@@ -473,6 +482,8 @@ def _evaluate_options(args: argparse.Namespace, run_format: str, qrels: pl.LazyF
         options["no_relevant"] = args.no_relevant
     if qrels is not None:
         options["qrels"] = qrels
+    if args.intent is not None:
+        options["intent"] = args.intent
     return options
 
 
@@ -554,6 +565,9 @@ def command_evaluate(args: argparse.Namespace) -> int:
     if run_format == "trec" and args.qrels is None:
         msg = f"{args.run} is read as a TREC run, which has no relevance: give --qrels (or --format parquet|csv)."
         raise UsageError(msg)
+    if args.intent is not None and (args.qrels is None or args.partitions is not None):
+        msg = "--intent names the intent column of per-intent judgments: give --qrels too (and no --partitions)."
+        raise UsageError(msg)
     if args.partitions is not None and args.partitions < 1:
         msg = f"--partitions must be at least 1, got {args.partitions}."
         raise UsageError(msg)
@@ -564,7 +578,8 @@ def command_evaluate(args: argparse.Namespace) -> int:
         qrels_format = _detect_format(args.qrels, args.qrels_format)
         qrels = _scan(args.qrels, qrels_format, "qrels", [*query, doc])
         if qrels_format == "trec":
-            qrels = _trec_judgments_as_run_columns(qrels, query, doc, args.relevance or "relevance", args.qrels)
+            relevance = args.relevance or "relevance"
+            qrels = _trec_judgments_as_run_columns(qrels, query, doc, relevance, args.qrels, args.intent)
         run, qrels = _judgments_in_run_dtypes(run, qrels, query, doc, args.missing_queries, args.qrels)
     options = _evaluate_options(args, run_format, qrels)
     outputs = [output for output in (per_query_output, summary_output) if output is not None]
@@ -628,6 +643,15 @@ def add_parser(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--qrels-format", choices=("parquet", "csv", "trec"), help="format of --qrels (default: by extension)"
+    )
+    parser.add_argument(
+        "--intent",
+        nargs="?",
+        const="intent",
+        metavar="COLUMN",
+        help="--qrels holds judgments per intent, for the diversity measures (-m alpha_ndcg@20,err_ia@20,...): "
+        "a TREC file's second column is the intent (TREC's diversity qrels: topic subtopic docno judgment), a "
+        "Parquet/CSV file's is the column named (default: intent)",
     )
     columns = parser.add_argument_group("columns")
     columns.add_argument(

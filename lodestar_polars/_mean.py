@@ -19,7 +19,7 @@ import polars as pl
 
 from ._checks import DataCheck, apply_checks, describe, message, non_finite, quoted
 from ._exact_sum import sum_parts, with_exact_totals
-from ._spec import MEASURE_NAMES, MEASURE_PATTERN, NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
+from ._spec import DIVERSITY_NAMES, MEASURE_NAMES, MEASURE_PATTERN, NO_QUERY_MESSAGE, ZERO_WEIGHTS_MESSAGE
 from .measures._base import GEOMETRIC_FLOOR, Summary
 from .measures._registry import REGISTRY
 
@@ -35,7 +35,10 @@ _BAD_METRIC = "__lodestar_bad_metric"
 # the metric columns the package writes: ndcg, ndcg@10, p@5, reciprocal_rank@3, num_ret, iprec@0.5, ...
 _METRIC_NAME = re.compile(
     "^("
-    + "|".join(re.escape(name) for name in sorted({*MEASURE_NAMES, *(d.method for d in REGISTRY.values() if d.method)}))
+    + "|".join(
+        re.escape(name)
+        for name in sorted({*MEASURE_NAMES, *DIVERSITY_NAMES, *(d.method for d in REGISTRY.values() if d.method)})
+    )
     + r")(\([^()]*\))?(@\d+|@\d*\.\d+)?$",
     re.IGNORECASE,
 )

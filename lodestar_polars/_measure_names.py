@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .measures._registry import REGISTRY
+from .measures.diversity import DIVERSITY
 
 _CUTOFF = r"[0-9]+"
 _LEVEL = r"[0-9]*\.?[0-9]+"
@@ -73,9 +74,11 @@ def from_tool_spelling(name: str) -> str | None:
 def _known_forms(parameter: str | None) -> dict[str, str]:
     """Every known name, lower-cased -> as written, with `parameter` (the user's cut-off or level) filled in."""
     forms: dict[str, str] = {}
-    for kind, measure in REGISTRY.items():
-        for alias in (kind, *measure.aliases):
-            written = alias if parameter is None or measure.parameter == "none" else f"{alias}@{parameter}"
+    named: list[tuple[str, tuple[str, ...], str]] = [(k, m.aliases, m.parameter) for k, m in REGISTRY.items()]
+    named += [(k, m.aliases, m.parameter) for k, m in DIVERSITY.items()]
+    for kind, aliases, kind_parameter in named:
+        for alias in (kind, *aliases):
+            written = alias if parameter is None or kind_parameter == "none" else f"{alias}@{parameter}"
             forms.setdefault(written.lower(), written)
     for spelling in TOOL_SPELLINGS:
         if "{k}" not in spelling.example:

@@ -9,8 +9,10 @@ from collections.abc import Callable, Sequence
 
 from . import measures
 from .exprs import _MEASURE_EXPRESSIONS
+from .measures import diversity
 from .measures._base import Definition, Spelling, option_text
 from .measures._registry import REGISTRY
+from .measures.diversity import DIVERSITY, DiversityDefinition
 
 _PARAMETER = {"cutoff": "@k", "required_cutoff": "@k", "recall_level": "@x", "multiplier": "@m", "none": ""}
 _SUMMARY = {"mean": "mean", "geometric": "geometric mean", "sum": "sum"}
@@ -131,3 +133,51 @@ def measure_definitions() -> str:
         text = inspect.cleandoc(modules[name].__doc__ or "")
         sections.append(f"#### `{name}`\n\n{text}\n")
     return "\n".join(sections)
+
+
+def _diversity_names(measure: DiversityDefinition) -> str:
+    stem = f"{measure.name}@k" if measure.parameter == "required_cutoff" else measure.name
+    aliases = f" ({', '.join(f'`{alias}`' for alias in measure.aliases)})" if measure.aliases else ""
+    return f"`{stem}`{aliases}"
+
+
+def _diversity_spelled(spelling: Spelling) -> str:
+    names = [name for name in (spelling.whole, spelling.cut and spelling.cut.format(k="k")) if name]
+    return ", ".join(f"`{name}`" for name in names) or "—"
+
+
+def _diversity_options(measure: DiversityDefinition) -> str:
+    return ", ".join(f"`{o.name}={option_text(o.default or 0.0)}`" for o in measure.options) or "—"
+
+
+DIVERSITY_COLUMNS = (
+    "`evaluate` name (aliases)",
+    "options",
+    "ties",
+    "summary",
+    "ir_measures",
+    "ndeval",
+    "checked against",
+)
+
+
+def diversity_table() -> str:
+    """Markdown: one row per diversity measure (`measures/diversity.py`), with ir_measures' and ndeval's names."""
+    lines = ["| " + " | ".join(DIVERSITY_COLUMNS) + " |", "|" + "---|" * len(DIVERSITY_COLUMNS)]
+    for measure in DIVERSITY.values():
+        cells = [
+            _diversity_names(measure),
+            _diversity_options(measure),
+            "`input`, `reverse`, `doc`",
+            "mean",
+            _diversity_spelled(measure.ir_measures),
+            _diversity_spelled(measure.ndeval),
+            measure.oracle,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def diversity_definitions() -> str:
+    """Markdown: the diversity family's definitions, from its module's docstring."""
+    return inspect.cleandoc(diversity.__doc__ or "") + "\n"

@@ -21,6 +21,15 @@ import polars as pl
 from ._measure_names import closest_names, from_tool_spelling
 from .measures._base import Definition, Option, option_text, options_suffix
 from .measures._registry import REGISTRY
+from .measures.diversity import (
+    DIVERSITY,
+    GREATEST_IDEAL_CUTOFF,
+    IDEAL_NEEDS,
+    REFUSES_AVERAGE,
+    REFUSES_BOUNDS,
+    DiversityDefinition,
+    Setting,
+)
 
 Ties: TypeAlias = Literal["average", "reverse", "input", "doc", "optimistic", "pessimistic"]
 GainName: TypeAlias = Literal["linear", "exponential"]
@@ -46,6 +55,10 @@ MEASURE_NAMES: dict[str, Kind] = {
     alias: name for name, measure in REGISTRY.items() for alias in (name, *measure.aliases)
 }
 CANONICAL_MEASURES: tuple[str, ...] = tuple(REGISTRY)
+# the diversity family's names (lower-cased: ir_measures' and ndeval's too) -> its canonical name
+DIVERSITY_NAMES: dict[str, str] = {
+    alias: name for name, measure in DIVERSITY.items() for alias in (name, *measure.aliases)
+}
 
 NO_QUERY_MESSAGE = "no query to average: the frame has no query (or every query's metric is null)."
 ZERO_WEIGHTS_MESSAGE = "Weights sum to zero, can't be normalized"  # scikit-learn's (np.average's) words
@@ -343,11 +356,14 @@ def options_text(options: Iterable[Option]) -> str:
     )
 
 
-def _parse_options(name: str, kind: Kind, text: str | None) -> tuple[tuple[str, float], ...]:
-    """`p=0.8, beta=1` -> the values given that differ from their defaults, in declaration order."""
+def _parse_options(
+    name: str, kind: Kind, text: str | None, options: Sequence[Option] | None = None
+) -> tuple[tuple[str, float], ...]:
+    """`p=0.8, beta=1` -> the values given that differ from their defaults, in declaration order; `options`: the
+    measure's (default: its registry entry's)."""
     if text is None:
         return ()
-    declared = {option.name: option for option in REGISTRY[kind].options}
+    declared = {option.name: option for option in (REGISTRY[kind].options if options is None else options)}
     if not declared:
         msg = f"measure {name!r}: {kind} takes no options in parentheses; write {kind!r}."
         raise ValueError(msg)
@@ -394,6 +410,52 @@ def _check_required_options(
     raise ValueError(msg)
 
 
+def diversity_kind(name: object) -> str | None:
+    """The diversity measure a name asks for (`alpha_ndcg@20`, ir_measures' `alpha_nDCG@20`, ndeval's
+    `alpha-nDCG@20`), or None when it names none."""
+    match = MEASURE_PATTERN.fullmatch(name.strip()) if isinstance(name, str) else None
+    return DIVERSITY_NAMES.get(match.group(1).lower()) if match else None
+
+
+def parse_diversity_measure(name: str) -> Measure:
+    """One diversity measure name: a cut-off measure at its cut-off (`alpha_ndcg@20`, required), or a measure
+    without parameter (`ap_ia`, `nrbp`), with its options in parentheses (`alpha_ndcg(alpha=0.3)@20`)."""
+    match = MEASURE_PATTERN.fullmatch(name.strip())
+    kind = diversity_kind(name)
+    assert match is not None and kind is not None, name
+    definition = DIVERSITY[kind]
+    options = _parse_options(name, kind, match.group(2), definition.options)
+    stem = kind + options_suffix(options)
+    argument = match.group(3)
+    if definition.parameter == "none":
+        if argument is not None:
+            msg = f"measure {name!r}: {kind} takes no cut-off after '@' (ndeval scores the whole list); write {stem!r}."
+            raise ValueError(msg)
+        return Measure(kind, None, stem, options=options)
+    if argument is None or not argument.isdigit():
+        got = "none given" if argument is None else f"got {argument!r}"
+        msg = f"measure {name!r}: {kind} takes a whole number of positions after '@' (e.g. '{stem}@20'), {got}."
+        raise ValueError(msg)
+    cutoff = _check_cutoff(int(argument))
+    assert cutoff is not None
+    if definition.needs & IDEAL_NEEDS and cutoff > GREATEST_IDEAL_CUTOFF:
+        msg = (
+            f"measure {name!r}: {kind} takes a cut-off of at most {GREATEST_IDEAL_CUTOFF}: its greedy ideal ranking "
+            f"is built one position after another in the plan (ndeval itself stops at 20)."
+        )
+        raise ValueError(msg)
+    return Measure(kind, cutoff, f"{stem}@{cutoff}", options=options)
+
+
+def diversity_without_intents(name: str) -> str:
+    """The error for a diversity measure asked where no per-intent judgments can be given."""
+    kind = diversity_kind(name)
+    return (
+        f"measure {name!r}: {kind} is a diversity (intent-aware) measure: it reads judgments per intent; pass "
+        "qrels=<frame with query, intent, doc and relevance columns> and intent='<its intent column>' to evaluate()."
+    )
+
+
 def parse_measure(name: str) -> Measure:
     """One evaluate() measure name (case-insensitive): a measure with an optional cut-off (`ndcg@10`) or a
     required one (`sdcg@10`), a measure without parameter (`num_ret`, `rprec`, `bpref`), one at a recall level in
@@ -403,6 +465,8 @@ def parse_measure(name: str) -> Measure:
     match = MEASURE_PATTERN.fullmatch(name.strip())
     kind = MEASURE_NAMES.get(match.group(1).lower()) if match else None
     if match is None or kind is None:
+        if diversity_kind(name) is not None:
+            raise ValueError(diversity_without_intents(name))
         spelled = from_tool_spelling(name)  # trec_eval's `ndcg_cut_10`, ir_measures' `NumRet`, ranx's names
         if spelled is not None:
             return parse_measure(spelled)
@@ -992,6 +1056,222 @@ def evaluate_spec(
         no_relevant=no_relevant,
         log_base=log_base,
         threshold=threshold,
+        missing_queries=missing_queries,
+        max_retrieved=max_retrieved,
+        judged_only=judged_only,
+        exact_sums=exact_sums,
+    )
+
+
+# --- the diversity family (`_diversity`) ------------------------------------------------------------------
+
+_REFUSED_TIES = ("average", "optimistic", "pessimistic")
+
+
+@dataclass(frozen=True, eq=False)
+class DiversitySpec:
+    """A diversity call's validated options: its measures, the intent column of the judgments, and the run's
+    and judgments' columns and shared options (`base`, whose other options keep their defaults)."""
+
+    measures: tuple[Measure, ...]
+    intent: str
+    base: Spec
+
+    def definition(self, measure: Measure) -> DiversityDefinition:
+        return DIVERSITY[measure.kind]
+
+    def setting(self, measure: Measure) -> Setting:
+        return DIVERSITY[measure.kind].setting(dict(measure.options))
+
+
+def asks_diversity(measures: object, intent: object) -> bool:
+    """Whether an evaluate() call asks for the diversity family: an intent column, or a diversity measure."""
+    if intent is not None:
+        return True
+    names = [measures] if isinstance(measures, str) else measures
+    if not isinstance(names, Sequence) or isinstance(names, (bytes, bytearray)):
+        return False
+    return any(diversity_kind(name) is not None for name in names)
+
+
+def _refuse_option(option: str, value: object, default: object, first: str) -> None:
+    if value is not default and value != default:
+        msg = (
+            f"evaluate(): {option}={value!r} does not apply to the diversity measures ({first}): they take qrels=, "
+            "intent=, query=, doc=, score=, relevance= (the judgments' level column), by=, ties= and "
+            "missing_queries=."
+        )
+        raise ValueError(msg)
+
+
+def diversity_spec(
+    measures: str | Sequence[str],
+    *,
+    intent: object,
+    query: Keys,
+    relevance: IntoColumn,
+    score: IntoColumn,
+    doc: Keys | None,
+    by: Keys | None,
+    ties: Ties,
+    gain: Gain,
+    weight: IntoColumn | None,
+    no_relevant: NoRelevant,
+    threshold: float,
+    log_base: float,
+    missing_queries: MissingQueries,
+    max_retrieved: int | None,
+    judged_only: bool,
+    exact_sums: bool,
+) -> DiversitySpec:
+    """Check an evaluate() call asking for the diversity family (see `asks_diversity`)."""
+    names = [measures] if isinstance(measures, str) else list(measures)
+    if not names or not all(isinstance(name, str) for name in names):
+        msg = f"measures must be a non-empty list of measure names such as ['alpha_ndcg@20'], got {measures!r}."
+        raise TypeError(msg)
+    diverse = [name for name in names if diversity_kind(name) is not None]
+    others = [name for name in names if diversity_kind(name) is None]
+    if not diverse:
+        msg = (
+            f"intent={intent!r} names the intent column of per-intent judgments, read by the diversity measures "
+            f"only (alpha_ndcg@k, err_ia@k, ...); {others[0]!r} reads judgments per document: leave intent= out."
+        )
+        raise ValueError(msg)
+    if others:
+        msg = (
+            f"evaluate() computes the diversity measures ({diverse[0]!r}) from per-intent judgments and the others "
+            f"({others[0]!r}) from judgments per document: call it once with qrels= and intent= for the first, "
+            "once with judgments per document for the others, and join the two frames on the query columns."
+        )
+        raise ValueError(msg)
+    if intent is None:
+        raise ValueError(diversity_without_intents(diverse[0]))
+    if not isinstance(intent, str):
+        msg = f"intent must be the name (str) of the judgments' intent column, got {intent!r}."
+        raise TypeError(msg)
+    parsed = tuple(parse_diversity_measure(name) for name in names)
+    columns = [m.column for m in parsed]
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        msg = f"measures list {repeated[0]!r} more than once."
+        raise ValueError(msg)
+    first = diverse[0]
+    for option, value, default in (
+        ("gain", gain, "linear"),
+        ("weight", weight, None),
+        ("no_relevant", no_relevant, 0.0),
+        ("threshold", threshold, 0.0),
+        ("log_base", log_base, 2.0),
+        ("max_retrieved", max_retrieved, None),
+        ("exact_sums", exact_sums, False),
+    ):
+        _refuse_option(option, value, default, first)
+    if ties in _REFUSED_TIES:
+        msg = (
+            f"ties={ties!r} is refused for {first}: "
+            + (REFUSES_AVERAGE if ties == "average" else REFUSES_BOUNDS)
+            + ". Pass ties='doc' (ndeval -traditional's order: doc id descending within a score, as trec_eval), or "
+            "sort the frame by doc and pass ties='input' (pyndeval's and ir_measures' order: doc id ascending)."
+        )
+        raise ValueError(msg)
+    base = make_spec(
+        (),
+        query=query,
+        relevance=relevance,
+        score=score,
+        doc=doc,
+        by=by,
+        ties=ties,
+        gain="linear",
+        weight=None,
+        no_relevant=0.0,
+        log_base=2.0,
+        threshold=0.0,
+        missing_queries=missing_queries,
+        judged_only=judged_only,
+    )
+    if len(base.doc) != 1:
+        msg = (
+            f"the diversity measures ({first}) join the judgments on (query, doc) and break the ideal's ties by "
+            f"the doc id: pass doc='<column>' naming one document column, got {doc!r}."
+        )
+        raise ValueError(msg)
+    if base.by and base.missing_queries == "zero":
+        msg = f"missing_queries='zero' with by= is not supported for the diversity measures ({first})."
+        raise ValueError(msg)
+    if intent in (*base.query, *base.doc):
+        msg = f"intent={intent!r} is also a query or doc column: name the judgments' intent column."
+        raise ValueError(msg)
+    return DiversitySpec(parsed, intent, base)
+
+
+def check_inputs(spec: DiversitySpec, run: pl.LazyFrame, qrels: pl.LazyFrame | None) -> None:
+    """The judgments are given and hold the intent column; the columns' dtypes (`check_schema`)."""
+    if qrels is None:
+        raise ValueError(diversity_without_intents(spec.measures[0].column))
+    schema = qrels.collect_schema()
+    check_schema(spec.base, run.collect_schema(), schema)
+    _require_columns(schema, "qrels", {"intent": [spec.intent]})
+    if schema[spec.intent] == pl.Object:
+        msg = f"intent column {spec.intent!r} in qrels has dtype {schema[spec.intent]}, which Polars cannot group on."
+        raise pl.exceptions.SchemaError(msg)
+
+
+def call_spec(
+    measures: str | Sequence[str],
+    *,
+    intent: str | None,
+    query: Keys,
+    relevance: IntoColumn,
+    score: IntoColumn,
+    doc: Keys | None,
+    by: Keys | None,
+    ties: Ties,
+    gain: Gain,
+    weight: IntoColumn | None,
+    no_relevant: NoRelevant,
+    threshold: float,
+    log_base: float,
+    missing_queries: MissingQueries,
+    max_retrieved: int | None,
+    judged_only: bool,
+    exact_sums: bool,
+) -> Spec | DiversitySpec:
+    """evaluate()'s options: a `DiversitySpec` when the call asks for the diversity family (`asks_diversity`),
+    else the `Spec` of `evaluate_spec`."""
+    if asks_diversity(measures, intent):
+        return diversity_spec(
+            measures,
+            intent=intent,
+            query=query,
+            relevance=relevance,
+            score=score,
+            doc=doc,
+            by=by,
+            ties=ties,
+            gain=gain,
+            weight=weight,
+            no_relevant=no_relevant,
+            threshold=threshold,
+            log_base=log_base,
+            missing_queries=missing_queries,
+            max_retrieved=max_retrieved,
+            judged_only=judged_only,
+            exact_sums=exact_sums,
+        )
+    return evaluate_spec(
+        measures,
+        query=query,
+        relevance=relevance,
+        score=score,
+        doc=doc,
+        by=by,
+        ties=ties,
+        gain=gain,
+        weight=weight,
+        no_relevant=no_relevant,
+        threshold=threshold,
+        log_base=log_base,
         missing_queries=missing_queries,
         max_retrieved=max_retrieved,
         judged_only=judged_only,

@@ -15,10 +15,10 @@ from typing import Any, Generic, TypeVar, overload
 
 import polars as pl
 
-from . import _plan, _spec
+from . import _diversity, _plan, _spec
 from ._checks import refuse_nan_keys
 from ._docs import PARAMETERS, documented, mean_returns, per_query_returns
-from ._spec import Cutoffs, Gain, IntoColumn, Keys, MissingQueries, NoRelevant, Spec, Ties
+from ._spec import Cutoffs, DiversitySpec, Gain, IntoColumn, Keys, MissingQueries, NoRelevant, Spec, Ties
 
 __all__ = ["RankMetricsFrame", "RankMetricsLazyFrame", "rank_metrics"]
 
@@ -104,11 +104,23 @@ class _RankMetrics(Generic[FrameT]):
             judgments = refuse_nan_keys(judgments, "qrels ", spec.query)
         return run, judgments
 
-    def _per_query(self, spec: Spec, qrels: QrelsFrame) -> FrameT:
+    def _per_query(self, spec: Spec | DiversitySpec, qrels: QrelsFrame) -> FrameT:
+        if isinstance(spec, DiversitySpec):
+            return self._finish(_diversity.per_query_plan(*self._checked_intents(spec, qrels), spec))
         return self._finish(_plan.per_query_plan(*self._checked(spec, qrels), spec))
 
-    def _mean(self, spec: Spec, qrels: QrelsFrame) -> FrameT:
+    def _mean(self, spec: Spec | DiversitySpec, qrels: QrelsFrame) -> FrameT:
+        if isinstance(spec, DiversitySpec):
+            return self._finish(_diversity.mean_plan(*self._checked_intents(spec, qrels), spec))
         return self._finish(_plan.mean_plan(*self._checked(spec, qrels), spec))
+
+    def _checked_intents(self, spec: DiversitySpec, qrels: QrelsFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+        """The run and the per-intent judgments of a diversity call, checked as `_checked` checks them."""
+        judgments = _spec.check_qrels_frame(qrels)
+        _spec.check_inputs(spec, self._frame.lazy(), judgments)
+        assert judgments is not None  # check_inputs refuses a call without judgments
+        run = refuse_nan_keys(self._frame.lazy(), "", spec.base.query)
+        return run, refuse_nan_keys(judgments, "qrels ", spec.base.query)
 
     @documented(
         "NDCG per query, as scikit-learn's `ndcg_score` defines it (tie averaging by default).",
@@ -1072,6 +1084,7 @@ class _RankMetrics(Generic[FrameT]):
             "max_retrieved",
             "judged_only",
             "exact_sums",
+            "intent",
         ],
         per_query_returns("one column per measure, named canonically (`ndcg@10`, `p@5`, `ap`, `rr`...)"),
         EXAMPLE_FRAME + '>>> df.rank_metrics.evaluate(["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -1106,10 +1119,12 @@ class _RankMetrics(Generic[FrameT]):
         max_retrieved: int | None = None,
         judged_only: bool = False,
         exact_sums: bool = False,
+        intent: str | None = None,
     ) -> FrameT:
         return self._per_query(
-            _spec.evaluate_spec(
+            _spec.call_spec(
                 measures,
+                intent=intent,
                 query=query,
                 relevance=relevance,
                 score=score,
@@ -1148,6 +1163,7 @@ class _RankMetrics(Generic[FrameT]):
             "max_retrieved",
             "judged_only",
             "exact_sums",
+            "intent",
         ],
         mean_returns(),
         EXAMPLE_FRAME + '>>> df.rank_metrics.evaluate_mean(["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -1181,10 +1197,12 @@ class _RankMetrics(Generic[FrameT]):
         max_retrieved: int | None = None,
         judged_only: bool = False,
         exact_sums: bool = False,
+        intent: str | None = None,
     ) -> FrameT:
         return self._mean(
-            _spec.evaluate_spec(
+            _spec.call_spec(
                 measures,
+                intent=intent,
                 query=query,
                 relevance=relevance,
                 score=score,

@@ -1237,6 +1237,17 @@ def success_mean(
     )
 
 
+def _refuse_diversity(measures: object, intent: object) -> None:
+    """The diversity measures (per-intent judgments) are computed by the Polars namespaces only."""
+    if _spec.asks_diversity(measures, intent):
+        msg = (
+            "the diversity measures (intent=, alpha_ndcg@k, err_ia@k, ...) are not computed on Spark yet: collect "
+            "the run and the per-intent judgments to Polars and call df.rank_metrics.evaluate(..., qrels=..., "
+            "intent=...)."
+        )
+        raise ValueError(msg)
+
+
 @documented(
     "Several measures per query in one plan: the options shared by the measures are given once.",
     [
@@ -1256,6 +1267,7 @@ def success_mean(
         "max_retrieved",
         "judged_only",
         "exact_sums",
+        "intent",
     ],
     per_query_returns(
         "one column per measure, named canonically (`ndcg@10`, `p@5`, `ap`, `rr`...)",
@@ -1291,7 +1303,9 @@ def evaluate(
     max_retrieved: int | None = None,
     judged_only: bool = False,
     exact_sums: bool = False,
+    intent: str | None = None,
 ) -> SparkDataFrame:
+    _refuse_diversity(measures, intent)
     return _per_query(
         frame,
         _spec.evaluate_spec(
@@ -1335,6 +1349,7 @@ def evaluate(
         "max_retrieved",
         "judged_only",
         "exact_sums",
+        "intent",
     ],
     mean_returns("polars.DataFrame (small: one row per group)"),
     EXAMPLE_FRAME + '>>> lodestar_spark.evaluate_mean(judged, ["ndcg@3", "p@2", "ap", "rr"])\n'
@@ -1368,7 +1383,9 @@ def evaluate_mean(
     max_retrieved: int | None = None,
     judged_only: bool = False,
     exact_sums: bool = False,
+    intent: str | None = None,
 ) -> pl.DataFrame:
+    _refuse_diversity(measures, intent)
     return _mean(
         frame,
         _spec.evaluate_spec(

@@ -59,12 +59,15 @@ from .keys import ERR_IDEAL_CONTINUATION, ERR_IDEAL_POSITION, SCORE, _Names
 from .needs import _context, _cutoffs_needing, _definitions, _needs, _threshold_position
 
 
-def _position(spec: Spec, names: _Names, *, judged: bool, by_relevant: bool = False) -> pl.Expr:
+def _position(
+    spec: Spec, names: _Names, *, judged: bool, by_relevant: bool = False, over: list[str] | None = None
+) -> pl.Expr:
     """1-based position by descending score, ties broken as `ties` says ("average" needs any order); the
     bounds order a tie block by gain, or by the relevant flag when no measure reads a gain or `by_relevant`,
     and, with judgments, rows of equal gain (or flag) judged first: rbp_resid reads where the unjudged rows
-    are, and the order the bounds give is then the same whatever the order of the rows."""
-    score, keys = pl.col(SCORE), names.group
+    are, and the order the bounds give is then the same whatever the order of the rows.  Per `names.group`,
+    or per the columns `over` (the keys themselves: `_diversity`)."""
+    score, keys = pl.col(SCORE), names.group if over is None else over
     if spec.ties in ("average", "input"):
         # rank("ordinal") breaks ties by row order: the earlier row first
         return score.rank("ordinal", descending=True).over(keys)

@@ -9,6 +9,10 @@ once, sums the union of their terms, and finishes each measure with its own expr
 measures share lives in a module of its own: `_hits` (precision, recall) and `_first_relevant` (reciprocal
 rank, success).
 
+The diversity (intent-aware) family, whose judgments are per intent, is declared apart, one declaration per
+measure in `diversity.py` (its own `DIVERSITY` registry), and computed by its own plan (`_diversity.py`):
+its per-row quantities are per (row, intent), not those of `_plan.py`.
+
 To add a measure:
 
 1. write `measures/<measure>.py`, declaring `MEASURE = Definition(...)` from the shared vocabulary of
