@@ -59,7 +59,9 @@ turns them into errors.
 
 Where the code is: this file assembles the plan (`_flagged_per_query`) and holds the three plans the front ends
 call (`per_query_plan`, `mean_plan`, `flagged_plan`); `keys.py` the internal names and the group keys;
-`needs.py` what the call's measures need (definitions, quantities, terms, context); `inputs.py` the user's
+`needs.py` what the call's measures need (definitions, quantities, terms, context); `route.py` the route the
+call's rows take (`Route`: where the relevance comes from, which rows the sums read, whether the rows fork
+into the tie blocks), chosen once per call; `inputs.py` the user's
 columns under internal names; `rows.py` which run rows count and with what relevance; `quantities.py` the
 shared quantities (positions, discounts, counts above a row, prefixes, running windows); `aggregate.py` the
 per-query sums and the tie blocks' part; `judgments.py` the per-query judgment side; `checks.py` the data
@@ -84,7 +86,7 @@ from ..measures._base import (
     Derived,
     Quantity,
 )
-from .aggregate import _aggregate, _averages_blocks, _in_tied_query, _rows_that_count
+from .aggregate import _aggregate, _in_tied_query, _rows_that_count
 from .checks import _count_run_rows_once, _final_checks, _hash_collision_check, _row_checks
 from .inputs import _run_rows
 from .judgments import _join_judgments, _judgments
@@ -118,10 +120,10 @@ from .quantities import (
     _with_query_totals,
     _with_term_columns,
 )
+from .route import TermRows, route
 from .rows import (
     _emptied_queries,
     _first_retrieved,
-    _joins_relevance_late,
     _judged_retrieved,
     _with_gain_and_relevant,
     _with_judged_relevance,
@@ -149,22 +151,21 @@ def _flagged_per_query(
     and the SCORED (and UNJUDGED) flags."""
     names = _Names(spec, run.collect_schema(), qrels.collect_schema() if qrels is not None else None)
     judged = qrels is not None
-    late = _joins_relevance_late(spec, judged)
+    way = route(spec, judged)
+    late = way.relevance_joined_late
     rows = retrieved = _run_rows(run, spec, names, with_relevance=not judged)
     if names.hashed:  # read again for the groups' keys (`_group_keys`): cached, so that the source is read once
         rows = retrieved = retrieved.cache()
-    # without judgments, the rows past max_retrieved still count as judgments: they are cut from the terms only
-    terms_limit = None if judged else spec.max_retrieved
     if spec.max_retrieved is not None and judged:
         rows = _first_retrieved(rows, spec, names, spec.max_retrieved)
     if spec.judged_only and qrels is not None:
         rows = _judged_retrieved(rows, qrels, spec, names)
     if qrels is not None and not late:
-        rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
+        rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=way.keeps_row_order)
     if not late:
         rows = _with_gain_and_relevant(rows, spec, judged)
         if _needs(spec, Quantity.QUERY_TOTALS) and qrels is not None:
-            rows = _with_query_totals(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
+            rows = _with_query_totals(rows, qrels, spec, names, keep_order=way.keeps_row_order)
     windows = [_position(spec, names, judged=judged).alias(POSITION)]
     # without judgments the per-query totals are aggregation windows sharing this context's groups
     if qrels is None and _needs(spec, Quantity.QUERY_TOTALS):
@@ -183,13 +184,13 @@ def _flagged_per_query(
     if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
         windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     # with the relevance joined late, every row that counts goes to the block group-by instead (`_aggregate`)
-    if _averages_blocks(spec, judged) and not late:
+    if way.averages_blocks and not late:
         windows.append(_in_tied_query(names, spec).alias(TIED))
     rows = rows.with_columns(windows)
     if not judged:
         rows = _with_ideal_err_rows(rows, spec, names.group)
     if _needs(spec, Quantity.GREATEST_GAIN) and not late and qrels is not None:
-        rows = _with_greatest_gain(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
+        rows = _with_greatest_gain(rows, qrels, spec, names, keep_order=way.keeps_row_order)
     # the windows ordered by position: with the running sums and products (`_with_running`) when the rows that
     # count are all the rows
     prefixes = _run_prefixes(spec, names) if _needs(spec, Quantity.RUN_PREFIXES) else []
@@ -198,32 +199,29 @@ def _flagged_per_query(
     if prefixes and late:
         rows = rows.with_columns(prefixes)
     if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is not None:
-        rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=spec.ties in ("input", "reverse"))
+        rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=way.keeps_row_order)
     terms_rows = None
-    forked = False
-    if qrels is not None and late:
+    if qrels is not None and way.term_rows is TermRows.LATE_JUDGED:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
         terms_rows = _with_gain_and_relevant(terms_rows, spec, judged)
         if _needs(spec, Quantity.GREATEST_GAIN):
             terms_rows = _with_greatest_gain(terms_rows, qrels, spec, names, keep_order=False)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
-    elif terms_limit is not None:  # the rows `_first_retrieved` keeps; the checks count every row
+    elif way.term_rows is TermRows.FIRST_RETRIEVED:  # the checks count every row
         # the ordered windows over every row (the ideal prefixes read the rows cut too), then the cut
         rows = rows.with_columns(prefixes) if prefixes else rows
-        terms_rows = rows.filter(pl.col(POSITION) <= terms_limit)
+        terms_rows = rows.filter(pl.col(POSITION) <= way.retrieved_limit)
         terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
     else:
         # with tie averaging over every row (no late judgments, no max_retrieved), the rows fork after the
         # windows into the per-row sums and the tie blocks (`_aggregate`), each branch taking its discounts
-        forked = _averages_blocks(spec, judged)
         rows = _with_term_columns(
-            rows, spec, names, ap_average=False, judged=judged, windows=prefixes, discount=not forked
+            rows, spec, names, ap_average=False, judged=judged, windows=prefixes, discount=not way.forks_for_blocks
         )
-    if not forked:  # the ideal positions' discounts, read by the per-query group-by over every row
+    if not way.forks_for_blocks:  # the ideal positions' discounts, read by the per-query group-by over every row
         rows = _with_discounts(rows, spec, judged, run=False)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
-    retrieved_in_terms = terms_limit is not None
-    per_query = _aggregate(rows, terms_rows, spec, names, judged, checks, retrieved_in_terms)
+    per_query = _aggregate(rows, terms_rows, spec, names, way, checks)
     key_checks = [_hash_collision_check(spec, names)] if names.hashed else []
     if names.hashed:
         per_query = _with_group_keys(per_query, retrieved, names, key_checks)

@@ -24,6 +24,7 @@ from ..measures._base import (
 from .keys import _P, SCORE, WEIGHT, WEIGHT_MAX, WEIGHT_MIN, _Names
 from .needs import Terms, _definitions, _needs, _splits_positions, _terms
 from .quantities import _ideal_err_terms, _ideal_terms, _positive_gains, _with_discounts
+from .route import Route, TermRows
 
 
 def _block_sums(terms: Terms) -> list[pl.Expr]:
@@ -58,22 +59,23 @@ def _aggregate(
     terms_rows: pl.LazyFrame | None,
     spec: Spec,
     names: _Names,
-    judged: bool,
+    route: Route,
     checks: list[DataCheck],
-    retrieved_in_terms: bool = False,
 ) -> pl.LazyFrame:
     """Group the rows by keys: the per-row terms and the check counters in one pass.  `terms_rows`, when
-    given, are the rows that count, their relevance joined late (`_joins_relevance_late`), or without
-    judgments the first max_retrieved rows (`retrieved_in_terms`: the retrieved count comes from them too):
+    given, are the rows that count, their relevance joined late (`TermRows.LATE_JUDGED`), or without
+    judgments the first max_retrieved rows (`TermRows.FIRST_RETRIEVED`: the retrieved count comes from them too):
     the terms come from them, the counters and the judgment side (R, ideal orders) from every row.  With
     `ties="average"`, the terms that tie blocks change come from a (keys, score) group-by (`_block_sums`), whose
     block terms are summed per query, joined on and added: over the rows that count when they are given (a row
     in no tie is a block of one, whose block term is its row term), else over the rows of the queries holding a
     tie only, the others counting in the per-row sums: then (the fork) `rows` are the windows' output, without
     the discounts, which each branch computes from its own rows (`_with_discounts`)."""
+    judged = route.judged
     terms = _terms(spec, judged)
-    averaged = _averages_blocks(spec, judged)
-    forked = averaged and terms_rows is None  # `_flagged_per_query` left the discounts out exactly then
+    retrieved_in_terms = route.term_rows is TermRows.FIRST_RETRIEVED
+    averaged = route.averages_blocks
+    forked = route.forks_for_blocks  # `_flagged_per_query` left the discounts out exactly then
     # the row checks counted apart (`_with_row_checks`), and no group-by over every row: over the rows within the
     # largest cut-off without judgments, over the judged rows that count with them (`_reads_within_cutoffs`)
     apart = _reads_within_cutoffs(spec, checks) and (terms_rows is None or (judged and not retrieved_in_terms))
@@ -127,7 +129,7 @@ def _aggregate(
                 else per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
             )
     if averaged:
-        per_query = _with_blocks(per_query, forked_rows if forked else terms_rows, spec, names, judged, forked)
+        per_query = _with_blocks(per_query, forked_rows if forked else terms_rows, spec, names, route)
     assert per_query is not None  # a judged call has a term with no block form, or is tie-averaged
     return _with_row_checks(per_query, every_row, names, checks) if apart else per_query
 
@@ -137,12 +139,13 @@ def _with_blocks(
     rows: pl.LazyFrame | None,
     spec: Spec,
     names: _Names,
-    judged: bool,
-    forked: bool,
+    route: Route,
 ) -> pl.LazyFrame:
     """The per-query terms' block parts added (`_aggregate`): `rows` are the rows that count (relevance joined
-    late), whose blocks carry every block term, or (`forked`) the windows' output, whose tied queries' blocks do.
-    Without `per_query` (the checks apart, every term by block), the blocks' totals are the per-query rows."""
+    late), whose blocks carry every block term, or (`route.forks_for_blocks`) the windows' output, whose tied
+    queries' blocks do.  Without `per_query` (the checks apart, every term by block), the blocks' totals are the
+    per-query rows."""
+    judged, forked = route.judged, route.forks_for_blocks
     assert rows is not None
     terms = _terms(spec, judged)
     largest = _largest_cutoff(spec)
@@ -216,10 +219,6 @@ def _added(name: str, least: bool, blocks_only: bool) -> pl.Expr:
     if blocks_only:
         return blocks if least else blocks.fill_null(0.0)
     return pl.min_horizontal(name, blocks) if least else pl.col(name) + blocks.fill_null(0.0)
-
-
-def _averages_blocks(spec: Spec, judged: bool) -> bool:
-    return spec.ties == "average" and any(term.block is not None for term in _terms(spec, judged).values())
 
 
 def _largest_cutoff(spec: Spec) -> int | None:

@@ -54,16 +54,6 @@ def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.
     return rows.with_columns(derived) if derived else rows
 
 
-def _joins_relevance_late(spec: Spec, judged: bool) -> bool:
-    """With qrels, join the relevance onto the rows that can count only, after the positions: possible when
-    the positions do not read the relevance (not optimistic / pessimistic ties) and every measure has a
-    cut-off, so that only the tie blocks reaching the largest one count."""
-    if not judged or spec.ties in ("optimistic", "pessimistic"):
-        return False
-    # a measure reading its query's totals on every row has no cut-off, so never joins late
-    return all(m.cutoff is not None for m in spec.measures)
-
-
 # --- the retrieved documents that count (max_retrieved, judged_only) ------------------------------------------
 
 
