@@ -10,7 +10,9 @@ ir_measures' default providers for every measure it does not compute.
 The measures it computes are those whose module (`lodestar_polars/measures/`) gives an ir_measures spelling,
 with their parameters: the cut-off or recall level, `rel` (a level >= rel is relevant: `threshold=rel - 1`),
 `judged_only`, and the measure's own options (SetF's `beta`; the `min_rel` and `max_rel` of SDCG, NERR8-11,
-BPM, INSQ and INST, the `T` of BPM, INSQ, INST and NERR11, NERR10's `p`, Compat's `p` and `normalize`); nDCG with
+BPM, INSQ and INST, the `T` of BPM, INSQ, INST and NERR11, NERR10's `p`, Compat's `p` and `normalize`; the
+diversity family's `alpha`, `beta` and `rel`, from the judgments per intent: the qrels' `iteration`, as ir_measures'
+pyndeval provider reads it; not with `judged_only=True`, which ir_measures 0.4 fails on there); nDCG with
 its default `dcg="log2"` and no `gains`.  RBP is left to ir_measures: its default provider (cwl_eval) takes a binary
 `rel`, where this package's rbp brings graded levels into [0, 1].  Compat's ideal ranking orders the documents of
 one level that share a score as the run ranks them, where ir_measures' compat provider reads its qrels' order
@@ -19,8 +21,8 @@ relevant document is scored exactly 0.
 
 Tied scores are ordered as the provider ir_measures' default pipeline would choose for the measure:
 trec_eval's order (doc id descending, `ties="doc"`) for pytrec_eval's and gdeval's measures, doc id ascending
-for Judged, RR@k and Compat (its judged, msmarco and compat providers), the order the run gives for the C/W/L
-measures (SDCG, NERR8-11, BPM, INSQ, INST: cwl_eval keeps it);
+for Judged, RR@k, Compat and the diversity family (its judged, msmarco, compat and pyndeval providers), the
+order the run gives for the C/W/L measures (SDCG, NERR8-11, BPM, INSQ, INST: cwl_eval keeps it);
 `LodestarProvider(ties=...)` takes one of this package's tie modes for every measure instead (`"average"`: the
 expectation over the tied orders).
 
@@ -51,6 +53,7 @@ import polars as pl
 from ._spec import check_ties
 from .measures._base import Definition, option_text
 from .measures._registry import REGISTRY
+from .measures.diversity import DIVERSITY, DiversityDefinition
 from .namespace import rank_metrics
 
 try:
@@ -64,10 +67,18 @@ except ImportError as error:  # pragma: no cover - exercised without the extra
 __all__ = ["PIPELINE", "PROVIDER", "LodestarProvider"]
 
 QUERY, DOC, SCORE, RELEVANCE = "query_id", "doc_id", "score", "relevance"
+# ir_measures' qrels field holding the subtopic (intent) of a diversity judgment ("0" when absent)
+INTENT = "iteration"
 _DOC_ASCENDING = "doc_ascending"
 
 # the tie order of the providers of ir_measures' default pipeline (`Evaluator` sorts of each)
-_PROVIDER_TIES = {"judged": _DOC_ASCENDING, "msmarco": _DOC_ASCENDING, "compat": _DOC_ASCENDING, "cwl_eval": "input"}
+_PROVIDER_TIES = {
+    "judged": _DOC_ASCENDING,
+    "msmarco": _DOC_ASCENDING,
+    "compat": _DOC_ASCENDING,
+    "pyndeval": _DOC_ASCENDING,
+    "cwl_eval": "input",
+}
 _TREC_EVAL_TIES = "doc"
 
 
@@ -88,6 +99,12 @@ def _by_ir_measures_name() -> dict[str, Definition]:
 
 
 _DEFINITIONS = _by_ir_measures_name()
+# the diversity family by ir_measures' name (`alpha_nDCG`, `ERR_IA`, `StRecall`, ...)
+_DIVERSITY_DEFINITIONS: dict[str, DiversityDefinition] = {
+    _stem(str(definition.ir_measures.whole or definition.ir_measures.cut)): definition
+    for definition in DIVERSITY.values()
+    if definition.ir_measures.whole or definition.ir_measures.cut
+}
 # left to ir_measures (see the module docstring)
 _NOT_PROVIDED_HERE = frozenset({"RBP"})
 
@@ -99,6 +116,9 @@ class _Setting:
     ties: str
     threshold: float
     judged_only: bool
+    # the diversity family: computed from the judgments per intent (ir_measures' `iteration`), judged queries
+    # missing from the run scored 0 (as ir_measures' pyndeval provider scores them)
+    per_intent: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +144,8 @@ def _ask(measure: Measure, ties: str | None) -> _Ask | None:
         stem = "SetRelP"
     if stem == "NumRet" and "rel" in params:
         stem = "NumRelRet"
+    if stem in _DIVERSITY_DEFINITIONS:
+        return _ask_per_intent(measure, _DIVERSITY_DEFINITIONS[stem], ties)
     definition = _DEFINITIONS.get(stem)
     if definition is None or stem in _NOT_PROVIDED_HERE:
         return None
@@ -145,6 +167,44 @@ def _ask(measure: Measure, ties: str | None) -> _Ask | None:
     threshold = float(rel - 1) if isinstance(rel, int) else 0.0
     judged_only = bool(params.get("judged_only", False))
     return _Ask(name, _Setting(ties or _default_ties(measure), threshold, judged_only))
+
+
+def _ask_per_intent(measure: Measure, definition: DiversityDefinition, ties: str | None) -> _Ask | None:
+    """A diversity measure's name with ir_measures' parameters (alpha, beta, rel; each measure's own, as ndeval's
+    invocation reads them); None with judged_only, which ir_measures 0.4 fails on for this family."""
+    params: Mapping[str, Any] = measure.params
+    if params.get("judged_only", False):
+        return None
+    ours = {option.name for option in definition.options}
+    chosen = {name: measure[name] for name in sorted(ours) if name in measure.SUPPORTED_PARAMS}
+    name = definition.name + "(" + ",".join(f"{key}={option_text(float(value))}" for key, value in chosen.items()) + ")"
+    if measure.AT_PARAM in params:
+        name += f"@{params[measure.AT_PARAM]}"
+    elif definition.parameter == "required_cutoff":
+        return None
+    return _Ask(name, _Setting(ties or _default_ties(measure), 0.0, False, per_intent=True))
+
+
+def _intent_frame(data: object) -> pl.LazyFrame:
+    """Diversity qrels as query_id, iteration (the intent), doc_id, relevance: the `iteration` field or column
+    where the qrels have one (TREC's diversity qrels, ir_measures' GenericQrel), else one intent "0"."""
+    schema = {QUERY: pl.String, INTENT: pl.String, DOC: pl.String, RELEVANCE: pl.Int64}
+    if isinstance(data, pl.LazyFrame | pl.DataFrame):
+        frame = data.lazy()
+        if INTENT not in frame.collect_schema().names():
+            frame = frame.with_columns(pl.lit("0").alias(INTENT))
+    elif hasattr(data, "itertuples"):  # a pandas frame
+        pandas_frame: Any = data
+        columns = [QUERY, DOC, RELEVANCE] + ([INTENT] if INTENT in pandas_frame.columns else [])
+        frame = pl.from_pandas(pandas_frame[columns]).lazy()
+        if INTENT not in columns:
+            frame = frame.with_columns(pl.lit("0").alias(INTENT))
+    elif isinstance(data, dict):
+        frame = _frame(data, RELEVANCE).with_columns(pl.lit("0").alias(INTENT))
+    else:  # namedtuples (ir_measures.Qrel, GenericQrel)
+        rows = [(row.query_id, str(getattr(row, INTENT, "0")), row.doc_id, row.relevance) for row in _rows(data)]
+        frame = pl.LazyFrame(rows, schema=schema, orient="row")
+    return frame.select(pl.col(name).cast(dtype) for name, dtype in schema.items())
 
 
 def _frame(data: object, value: str) -> pl.LazyFrame:
@@ -206,15 +266,18 @@ class LodestarProvider(providers.Provider):
                 msg = f"lodestar_polars does not compute {measure} (use ir_measures' own providers for it)"
                 raise ValueError(msg)
             asks[measure] = ask
+        per_intent = any(ask.setting.per_intent for ask in asks.values())
         judged = _frame(qrels, RELEVANCE).collect()
-        return _LodestarEvaluator(asks, judged)
+        by_intent = _intent_frame(qrels).collect() if per_intent else None
+        return _LodestarEvaluator(asks, judged, by_intent)
 
 
 class _LodestarEvaluator(providers.Evaluator):
-    def __init__(self, asks: dict[Measure, _Ask], qrels: pl.DataFrame) -> None:
+    def __init__(self, asks: dict[Measure, _Ask], qrels: pl.DataFrame, by_intent: pl.DataFrame | None) -> None:
         super().__init__(list(asks), set(qrels[QUERY].unique().to_list()))
         self.asks = asks
         self.qrels = qrels
+        self.by_intent = by_intent
 
     def _per_query(self, run: pl.LazyFrame) -> pl.LazyFrame:
         """Every measure per query, as (query_id, measure index, value) rows: one evaluate() per setting,
@@ -227,18 +290,32 @@ class _LodestarEvaluator(providers.Evaluator):
             names = list(dict.fromkeys(name for _, name in named))
             ordered = run.sort(DOC) if setting.ties == _DOC_ASCENDING else run
             ties = check_ties("input" if setting.ties == _DOC_ASCENDING else setting.ties, has_doc=True)
-            per_query = rank_metrics(ordered).evaluate(
-                names,
-                query=QUERY,
-                doc=DOC,
-                score=SCORE,
-                relevance=RELEVANCE,
-                ties=ties,
-                threshold=setting.threshold,
-                judged_only=setting.judged_only,
-                qrels=self.qrels.lazy(),
-                no_relevant=0.0,
-            )
+            if setting.per_intent:
+                assert self.by_intent is not None
+                per_query = rank_metrics(ordered).evaluate(
+                    names,
+                    query=QUERY,
+                    doc=DOC,
+                    score=SCORE,
+                    relevance=RELEVANCE,
+                    ties=ties,
+                    qrels=self.by_intent.lazy(),
+                    intent=INTENT,
+                    missing_queries="zero",
+                )
+            else:
+                per_query = rank_metrics(ordered).evaluate(
+                    names,
+                    query=QUERY,
+                    doc=DOC,
+                    score=SCORE,
+                    relevance=RELEVANCE,
+                    ties=ties,
+                    threshold=setting.threshold,
+                    judged_only=setting.judged_only,
+                    qrels=self.qrels.lazy(),
+                    no_relevant=0.0,
+                )
             # evaluate's columns follow the names given, after the query
             columns = dict(zip(names, per_query.collect_schema().names()[1:], strict=True))
             parts += [

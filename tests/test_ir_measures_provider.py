@@ -241,7 +241,7 @@ def test_a_measure_not_computed_here_is_left_to_ir_measures() -> None:
     qrels, run = random_case(2)
     assert not PROVIDER.supports(ir_measures.RBP(rel=1))
     assert not PROVIDER.supports(ir_measures.nDCG(gains={0: 0, 1: 5}) @ 5)
-    assert not PROVIDER.supports(ir_measures.alpha_nDCG @ 5)
+    assert not PROVIDER.supports(ir_measures.alpha_nDCG(judged_only=True) @ 5)
     with pytest.raises(ValueError, match=r"lodestar_polars does not compute RBP\(rel=1\)"):
         PROVIDER.evaluator([ir_measures.RBP(rel=1)], qrels)
     measures = [ir_measures.RBP(rel=1), ir_measures.nDCG @ 5]
