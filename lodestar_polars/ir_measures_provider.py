@@ -290,32 +290,18 @@ class _LodestarEvaluator(providers.Evaluator):
             names = list(dict.fromkeys(name for _, name in named))
             ordered = run.sort(DOC) if setting.ties == _DOC_ASCENDING else run
             ties = check_ties("input" if setting.ties == _DOC_ASCENDING else setting.ties, has_doc=True)
-            if setting.per_intent:
+            columns_named: dict[str, Any] = {"query": QUERY, "doc": DOC, "score": SCORE, "relevance": RELEVANCE}
+            if setting.per_intent:  # the judgments per intent; a judged query missing from the run scores 0
                 assert self.by_intent is not None
-                per_query = rank_metrics(ordered).evaluate(
-                    names,
-                    query=QUERY,
-                    doc=DOC,
-                    score=SCORE,
-                    relevance=RELEVANCE,
-                    ties=ties,
-                    qrels=self.by_intent.lazy(),
-                    intent=INTENT,
-                    missing_queries="zero",
-                )
+                options: dict[str, Any] = {"qrels": self.by_intent.lazy(), "intent": INTENT, "missing_queries": "zero"}
             else:
-                per_query = rank_metrics(ordered).evaluate(
-                    names,
-                    query=QUERY,
-                    doc=DOC,
-                    score=SCORE,
-                    relevance=RELEVANCE,
-                    ties=ties,
-                    threshold=setting.threshold,
-                    judged_only=setting.judged_only,
-                    qrels=self.qrels.lazy(),
-                    no_relevant=0.0,
-                )
+                options = {
+                    "qrels": self.qrels.lazy(),
+                    "threshold": setting.threshold,
+                    "judged_only": setting.judged_only,
+                    "no_relevant": 0.0,
+                }
+            per_query = rank_metrics(ordered).evaluate(names, ties=ties, **columns_named, **options)
             # evaluate's columns follow the names given, after the query
             columns = dict(zip(names, per_query.collect_schema().names()[1:], strict=True))
             parts += [
