@@ -13,6 +13,7 @@ from ..measures._base import (
     BLOCK_SIZE,
     IDEAL_POSITION,
     POSITION,
+    RELEVANCE,
     RELEVANT,
     RELEVANT_COUNT,
     RELEVANT_POSITION,
@@ -91,14 +92,22 @@ def _aggregate(
     elif within is not None:
         rows = rows.filter(within)
     every_row_by_block = averaged and terms_rows is not None
-    per_row = [
-        aggregation
-        for name, term in terms.items()
-        if not (every_row_by_block and term.block is not None)
-        for aggregation in _reduce(
-            _alone(term.row) if averaged and term.block is not None else term.row, term.least, name, spec.exact_sums
-        )
-    ]
+    # with judgments (every row, deterministic ties), the terms that are 0 or null on the rows without a judged
+    # level (`Term.judged_rows`) are taken over the judged rows only: on a deep run most rows are unjudged
+    over_judged = judged and not averaged and terms_rows is None
+    per_row: list[pl.Expr] = []
+    per_judged_row: list[pl.Expr] = []
+    judged_sums: list[str] = []
+    for name, term in terms.items():
+        if every_row_by_block and term.block is not None:
+            continue
+        row = _alone(term.row) if averaged and term.block is not None else term.row
+        aggregations = _reduce(row, term.least, name, spec.exact_sums)
+        if over_judged and term.judged_rows:
+            per_judged_row += aggregations
+            judged_sums += [] if term.least else [name]
+        else:
+            per_row += aggregations
     retrieved = [pl.len().alias(ROWS)]
     extra = [] if retrieved_in_terms or apart else [*retrieved]
     if _needs(spec, Quantity.RELEVANT_COUNT) and not judged:
@@ -115,6 +124,12 @@ def _aggregate(
     per_query: pl.LazyFrame | None
     if terms_rows is None:
         per_query = _with_exact_totals(spec, rows.group_by(names.group).agg(*per_row, *extra, *counters))
+        if per_judged_row:
+            judged_rows = rows.filter(pl.col(RELEVANCE).is_not_null())
+            judged_totals = _with_exact_totals(spec, judged_rows.group_by(names.group).agg(per_judged_row))
+            # a query without a judged row: its sums 0, its least values null (no row qualifies)
+            per_query = per_query.join(judged_totals, on=names.group, how="left", nulls_equal=True)
+            per_query = per_query.with_columns(pl.col(name).fill_null(0.0) for name in judged_sums)
     else:
         # with the checks apart nothing else is counted over every row (`extra` is empty: no weight, no R)
         per_query = (

@@ -405,7 +405,8 @@ def _with_running(
         for column in definition.running(context):
             running.setdefault(column.column, column)
     batch = list(windows)
-    in_batch: set[str] = set()
+    # a running column reading one of `windows` (AP's reads the relevant rows above) goes in a later context
+    in_batch: set[str] = {window.meta.output_name() for window in windows}
     for column in running.values():
         if column.operation == "block_sum":
             block_sum = exact_sum(column.value) if spec.exact_sums else column.value.sum()

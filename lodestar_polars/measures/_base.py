@@ -217,12 +217,17 @@ class Term(NamedTuple):
     per-block aggregations (each aliased) that `block` reads besides `BLOCK_SIZE`, which every block has.  One
     (keys, score) group-by over the tied rows computes the block sums of every term and cut-off of a call once
     (Polars does not share a sub-expression between the aggregations of a group-by).  A `least` term is null
-    for a query with no row (a judged query missing from the run); a sum is 0."""
+    for a query with no row (a judged query missing from the run); a sum is 0.  `judged_rows`: the row form is
+    0 (a sum) or null (a least) on every row without a judged level (with judgments: unjudged, or judged at a
+    negative level; it reads the relevant flag or the gain, which are false and 0 there), so that with judgments
+    the plan takes it over the judged rows only (most of a deep run's rows are unjudged); a term that counts
+    unjudged rows (unj, utility's non-relevant, the retrieved count) keeps the default."""
 
     row: pl.Expr
     block: pl.Expr | None
     least: bool = False
     block_sums: tuple[pl.Expr, ...] = ()
+    judged_rows: bool = False
 
 
 class Running(NamedTuple):

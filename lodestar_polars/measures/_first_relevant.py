@@ -48,7 +48,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     (`_pack`): a relevant row in no tie is a block of one.  One term for every cut-off."""
     relevant, position = pl.col(RELEVANT), pl.col(context.position).cast(pl.Int64)
     if not context.averaged:
-        return {FIRST_RELEVANT: Term(pl.when(relevant).then(position), None, least=True)}
+        return {FIRST_RELEVANT: Term(pl.when(relevant).then(position), None, least=True, judged_rows=True)}
     alone = _pack(position - 1, pl.lit(1, pl.Int64), pl.lit(1, pl.Int64))
     size, relevant_rows = pl.col(BLOCK_SIZE).cast(pl.Int64), pl.col(BLOCK_RELEVANT).cast(pl.Int64)
     block = pl.when(relevant_rows > 0).then(_pack(pl.col(BLOCK_START), size, relevant_rows))
@@ -56,7 +56,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
         pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT),
         (pl.col(POSITION).min() - 1).cast(pl.Int64).alias(BLOCK_START),
     )
-    return {FIRST_RELEVANT: Term(pl.when(relevant).then(alone), block, least=True, block_sums=sums)}
+    return {FIRST_RELEVANT: Term(pl.when(relevant).then(alone), block, least=True, block_sums=sums, judged_rows=True)}
 
 
 def value(context: Context, cutoff: int | None, statistic: str) -> pl.Expr:

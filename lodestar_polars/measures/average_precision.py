@@ -7,6 +7,12 @@ positions s+1..s+n with r relevant rows and C relevant rows ranked above it give
 offset i E[relevant at or above it] = C + 1 + (i-1)(r-1)/(n-1), so the block adds
 sum_{p in block, p<=k} [r/n (C+1) + (p-s-1) r(r-1)/(n(n-1))] / p
 = r/n (C+1) D + r(r-1)/(n(n-1)) (M - (s+1) D), with D = sum 1/p and M = count, over p <= k.
+
+In the deterministic tie modes (one position per row), the sum is trec_eval's own: its terms added one position
+after another (a running sum in position order, `Running`), its total at k the greatest running value within k
+(the terms are not negative).  So the value has trec_eval's bits whatever the order of the input rows, with or
+without `exact_sums` (a correctly rounded sum, 0.41875000000000001 for map's 1.675 / 4, prints 0.4188 where
+trec_eval's sum in rank order prints 0.4187).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from ._base import (
     Context,
     Definition,
     Quantity,
+    Running,
     Spelling,
     Term,
     cut_at,
@@ -38,7 +45,30 @@ def _ap_column(cutoff: int | None) -> str:
     return term_name("ap", cutoff)
 
 
+RUNNING = term_name("ap_running", None)
+
+
+def _in_rank_order(context: Context) -> bool:
+    """One position per row, and the running windows' order (`POSITION`) is the one AP reads."""
+    return not context.averaged and context.position == POSITION
+
+
+def _precision_at_relevant(context: Context) -> pl.Expr:
+    """A relevant row at position p with c relevant rows above it: (c + 1) / p; 0 on the other rows."""
+    position = pl.col(context.position).cast(pl.Float64)
+    per_row = pl.col(RELEVANT).cast(pl.Float64) * (pl.col(RELEVANT_BEFORE).cast(pl.Float64) + 1.0) / position
+    return per_row.fill_null(0.0)
+
+
+def running(context: Context) -> list[Running]:
+    return [Running(RUNNING, _precision_at_relevant(context), "sum")] if _in_rank_order(context) else []
+
+
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
+    if _in_rank_order(context):
+        # the greatest running sum within k, as the least of its negation (null without a row within k)
+        least = pl.when(within(context.position, cutoff)).then(-pl.col(RUNNING))
+        return {_ap_column(cutoff): Term(least, None, least=True, judged_rows=True)}
     relevant, position = pl.col(RELEVANT), pl.col(context.position).cast(pl.Float64)
     # a relevant row at position p with c relevant rows above it adds (c + 1) / p
     per_row = (relevant & within(context.position, cutoff)).cast(pl.Float64)
@@ -61,12 +91,19 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     start = pl.col(BLOCK_START).cast(pl.Float64)
     pairs = pl.when(n > 1).then(r * (r - 1.0) / (n * (n - 1.0))).otherwise(0.0)
     block = r / n * (before + 1.0) * inverse_positions + pairs * (positions_within - (start + 1.0) * inverse_positions)
-    term = Term(per_row.fill_null(0.0), pl.when(r > 0).then(block).otherwise(0.0), block_sums=sums)
+    term = Term(per_row.fill_null(0.0), pl.when(r > 0).then(block).otherwise(0.0), block_sums=sums, judged_rows=True)
     return {_ap_column(cutoff): term}
 
 
+def precision_sum(context: Context, cutoff: int | None) -> pl.Expr:
+    """The per-query sum of precisions at the relevant rows within k (also read by yaap)."""
+    total = pl.col(_ap_column(cut_at(cutoff)))
+    # in rank order, the least of the negated running sum; no row within k: 0
+    return (-total).fill_null(0.0) if _in_rank_order(context) else total
+
+
 def value(context: Context, cutoff: int | None) -> pl.Expr:
-    return context.per_relevant(pl.col(_ap_column(cut_at(cutoff))))
+    return context.per_relevant(precision_sum(context, cutoff))
 
 
 MEASURE = Definition(
@@ -83,4 +120,5 @@ MEASURE = Definition(
     value=value,
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,
+    running=running,
 )

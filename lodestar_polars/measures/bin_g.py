@@ -64,7 +64,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     position = pl.col(context.position)
     row = pl.when(pl.col(RELEVANT)).then(discount(position - 1 - pl.col(RELEVANT_BEFORE))).otherwise(0.0)
     if not context.averaged:
-        return {SUM: Term(row, None)}
+        return {SUM: Term(row, None, judged_rows=True)}
     # in a block: offset t = 0..n-1 from its start; the non-relevant rows above it N = start - relevant above it
     offset = pl.col(POSITION) - pl.col(BLOCK_FIRST)
     nonrelevant_above = pl.col(BLOCK_FIRST) - 1 - pl.col(BLOCK_RELEVANT_ABOVE)
@@ -74,7 +74,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     r = pl.col(BLOCK_RELEVANT).cast(pl.Float64)
     m = pl.col(BLOCK_SIZE).cast(pl.Float64) - r
     block = pl.when(r > 0).then(r / (m + 1.0) * pl.col(BLOCK_DISCOUNTS).fill_null(0.0)).otherwise(0.0)
-    return {SUM: Term(row, block, block_sums=sums)}
+    return {SUM: Term(row, block, block_sums=sums, judged_rows=True)}
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:

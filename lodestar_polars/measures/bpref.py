@@ -83,7 +83,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     preference = pl.when(nonrelevant_above > 0).then(kept).otherwise(1.0)
     row = pl.when(pl.col(RELEVANT)).then(preference).otherwise(0.0)
     block, sums = _block(context)
-    return {PREFERENCES: Term(row, block, block_sums=sums)}
+    return {PREFERENCES: Term(row, block, block_sums=sums, judged_rows=True)}
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:

@@ -45,7 +45,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
         *sum_parts(pl.col(GAIN), BLOCK_GAIN, context.exact_sums),
         *sum_parts(discount, block_discount, context.exact_sums),
     )
-    return {dcg_column(cutoff): Term(pl.col(GAIN) * discount, block, block_sums=sums)}
+    return {dcg_column(cutoff): Term(pl.col(GAIN) * discount, block, block_sums=sums, judged_rows=True)}
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:

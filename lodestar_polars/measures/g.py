@@ -51,7 +51,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     cost = pl.col(POSITION).cast(pl.Float64) + pl.col(IDEAL_EXCESS_AT)
     gain = pl.col(GAIN)
     row = pl.when(gain != 0).then(gain * LOG_2 / (2.0 + cost - pl.col(CUMULATIVE_GAIN)).log()).otherwise(0.0)
-    return {SUM: Term(row, None)}
+    return {SUM: Term(row, None, judged_rows=True)}
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:

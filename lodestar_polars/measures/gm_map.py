@@ -35,6 +35,7 @@ MEASURE = Definition(
     needs=frozenset({Quantity.RELEVANT_COUNT, Quantity.RELEVANT_BEFORE}),
     terms=terms,
     value=value,
+    running=average_precision.running,
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,
     summary="geometric",

@@ -64,7 +64,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     precision = (relevant_above + EPSILON) / (judged_above + 2.0 * EPSILON)
     later = 1.0 / (j + 1.0) + (j / (j + 1.0)) * (pooled_above / j) * precision
     row = pl.when(~pl.col(RELEVANT)).then(0.0).when(j == 0.0).then(1.0).otherwise(later)
-    return {INFERRED: Term(row, None)}
+    return {INFERRED: Term(row, None, judged_rows=True)}
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:

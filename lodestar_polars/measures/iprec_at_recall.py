@@ -45,7 +45,7 @@ def terms_at(level: float, context: Context, cutoff: int | None) -> dict[str, Te
     precision = count / pl.col(context.position).cast(pl.Float64)
     # the greatest precision, as the least of its negation (a `least` term): null when no row qualifies
     row = pl.when(pl.col(RELEVANT) & (count >= needed)).then(-precision)
-    return {_column(level): Term(row, None, least=True)}
+    return {_column(level): Term(row, None, least=True, judged_rows=True)}
 
 
 def value_at(level: float, context: Context, cutoff: int | None) -> pl.Expr:

@@ -108,8 +108,8 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     ratio = pl.when(positive).then(pl.col(CUMULATIVE_DCG) / pl.col(IDEAL_DCG_AT)).otherwise(0.0)
     block, sums = _block(context)
     return {
-        RATIOS: Term(ratio, block, block_sums=sums),
-        RETRIEVED: Term(positive.cast(pl.Float64), None),
+        RATIOS: Term(ratio, block, block_sums=sums, judged_rows=True),
+        RETRIEVED: Term(positive.cast(pl.Float64), None, judged_rows=True),
         **dcg.terms(context, None),
     }
 

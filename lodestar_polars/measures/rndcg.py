@@ -53,7 +53,10 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
         *sum_parts(pl.col(GAIN), BLOCK_GAIN, context.exact_sums),
         *sum_parts(weight, BLOCK_WEIGHTS, context.exact_sums),
     )
-    return {AT_POINTS: Term(pl.col(GAIN) * weight, block, block_sums=sums), **dcg.terms(context, None)}
+    return {
+        AT_POINTS: Term(pl.col(GAIN) * weight, block, block_sums=sums, judged_rows=True),
+        **dcg.terms(context, None),
+    }
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:

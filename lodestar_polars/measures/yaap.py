@@ -18,7 +18,7 @@ import math
 import polars as pl
 
 from . import average_precision
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, Term, term_name
+from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, Term
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
@@ -26,7 +26,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
-    found = pl.col(term_name("ap", None))
+    found = average_precision.precision_sum(context, None)
     relevant = context.relevant_total.cast(pl.Float64)
     # trec_eval's expression: log((1.0 + sum) / (1.0 + num_rel - sum))
     return ((1.0 + found) / (1.0 + relevant - found)).log()
@@ -44,6 +44,7 @@ MEASURE = Definition(
     needs=frozenset({Quantity.RELEVANT_COUNT, Quantity.RELEVANT_BEFORE}),
     terms=terms,
     value=value,
+    running=average_precision.running,
     bounds=(-math.inf, math.inf),
     parameter="none",
     refuses_average="the logarithm of a ratio of average precision's sum has no closed-form expectation over a "
