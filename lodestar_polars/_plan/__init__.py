@@ -10,7 +10,9 @@ columns, then the query columns.
 
 The measures themselves live in `measures/`, one module each (`measures/__init__.py`): each declares the
 shared quantities it needs, its per-query terms and its finish.  This package only orchestrates: it asks the
-registry which quantities the measures of a call need (`_needs`), computes each once, sums the union of their
+measure registry which quantities the measures of a call need (`_needs`), computes each once by walking the
+quantity registry (`registry.py`: each quantity's `QuantityPlan` says what it adds at each site of the plan,
+for the call's route; the assembly has no branch per quantity), sums the union of their
 terms (`_terms`; a term two measures share, such as DCG@k for ndcg and dcg, is summed once), runs the
 per-query steps they derive (`_with_derived`) and finishes each measure with its own expression.  For a
 query of n rows:
@@ -61,11 +63,14 @@ Where the code is: this file assembles the plan (`_flagged_per_query`) and holds
 call (`per_query_plan`, `mean_plan`, `flagged_plan`); `keys.py` the internal names and the group keys;
 `needs.py` what the call's measures need (definitions, quantities, terms, context); `route.py` the route the
 call's rows take (`Route`: where the relevance comes from, which rows the sums read, whether the rows fork
-into the tie blocks), chosen once per call; `inputs.py` the user's
-columns under internal names; `rows.py` which run rows count and with what relevance; `quantities.py` the
-shared quantities (positions, discounts, counts above a row, prefixes, running windows); `aggregate.py` the
-per-query sums and the tie blocks' part; `judgments.py` the per-query judgment side; `checks.py` the data
-checks.  Each imports only those listed before it (and `aggregate`, `checks` from `judgments`): no cycle.
+into the tie blocks), chosen once per call; `inputs.py` the user's columns under internal names;
+`quantities.py` the builders of the shared quantities (positions, discounts, counts above a row, query totals,
+prefixes); `registry.py` the quantity registry the assembly walks (`QuantityPlan`, `Build`); `row_columns.py`
+the per-row columns the terms read and the measures' running windows (`Running`); `rows.py` which run rows
+count and with what relevance; `checks.py` the data checks; `aggregate.py` the per-query sums and the tie
+blocks' part; `judgments.py` the per-query judgment side.  The maths of a quantity one measure family owns
+lives with it (ERR's cascade: `measures/_cascade.py`; compat's ideal: `measures/compat.py`).  Each module
+imports only those listed before it: no cycle.
 """
 
 from __future__ import annotations
@@ -75,17 +80,7 @@ import polars as pl
 from .. import _mean
 from .._checks import apply_checks
 from .._spec import Spec
-from ..measures._base import (
-    GAIN_HIGH,
-    IDEAL_POSITION,
-    IN_RUN,
-    POSITION,
-    RELEVANT_BEFORE,
-    RELEVANT_POSITION,
-    TIED,
-    Derived,
-    Quantity,
-)
+from ..measures._base import IN_RUN, POSITION, RELEVANT_POSITION, TIED, Derived
 from .aggregate import _aggregate, _in_tied_query, _rows_that_count
 from .checks import _count_run_rows_once, _final_checks, _hash_collision_check, _row_checks
 from .inputs import _run_rows
@@ -103,31 +98,12 @@ from .keys import (
     _Names,
     _with_group_keys,
 )
-from .needs import _context, _definitions, _needs, _splits_positions
-from .quantities import (
-    _greatest_gain,
-    _ideal_position,
-    _ideal_prefixes_in_run_order,
-    _position,
-    _query_totals_in_rows,
-    _relevant_before,
-    _relevant_levels,
-    _run_prefixes,
-    _with_discounts,
-    _with_greatest_gain,
-    _with_ideal_err_rows,
-    _with_ideal_prefixes,
-    _with_query_totals,
-    _with_term_columns,
-)
+from .needs import _context, _definitions, _splits_positions
+from .quantities import _position
+from .registry import Build, expressions, frame_steps
 from .route import TermRows, route
-from .rows import (
-    _emptied_queries,
-    _first_retrieved,
-    _judged_retrieved,
-    _with_gain_and_relevant,
-    _with_judged_relevance,
-)
+from .row_columns import _with_discounts, _with_term_columns
+from .rows import _emptied_queries, _first_retrieved, _judged_retrieved, _with_gain_and_relevant, _with_judged_relevance
 
 # --- the measures ----------------------------------------------------------------------------------------------
 
@@ -160,68 +136,49 @@ def _flagged_per_query(
         rows = _first_retrieved(rows, spec, names, spec.max_retrieved)
     if spec.judged_only and qrels is not None:
         rows = _judged_retrieved(rows, qrels, spec, names)
+    build = Build(spec, names, way, qrels)
     if qrels is not None and not late:
-        rows = _with_judged_relevance(rows, qrels, spec, names, keep_order=way.keeps_row_order)
+        rows = _with_judged_relevance(rows, build, keep_order=way.keeps_row_order)
     if not late:
-        rows = _with_gain_and_relevant(rows, spec, judged)
-        if _needs(spec, Quantity.QUERY_TOTALS) and qrels is not None:
-            rows = _with_query_totals(rows, qrels, spec, names, keep_order=way.keeps_row_order)
+        rows = _with_gain_and_relevant(rows, build)
+        rows = frame_steps(build, rows, lambda plan: plan.early_joins)
     windows = [_position(spec, names, judged=judged).alias(POSITION)]
-    # without judgments the per-query totals are aggregation windows sharing this context's groups
-    if qrels is None and _needs(spec, Quantity.QUERY_TOTALS):
-        windows += _query_totals_in_rows(names)
-    if qrels is None and _needs(spec, Quantity.GREATEST_GAIN):
-        windows.append(_greatest_gain().over(names.group).alias(GAIN_HIGH))
-    if qrels is None and _needs(spec, Quantity.COMPATIBLE_IDEAL):  # over every row: those past max_retrieved too
-        windows += _relevant_levels(spec, names.group)
     if _splits_positions(spec):
         windows.append(_position(spec, names, judged=judged, by_relevant=True).alias(RELEVANT_POSITION))
-    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
-        windows.append(_ideal_position(spec, names.group).alias(IDEAL_POSITION))
+    # the quantities' windows over each query's rows share this context's groups
+    windows += expressions(build, lambda plan: plan.position_windows)
     if spec.doc:
         windows.append(_doc_value(names.docs).is_duplicated().over(names.group).alias(DUPLICATED))
-    # with tie averaging the relevant rows ranked above read the scores only: a window sharing the groups
-    if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties == "average" and not late:
-        windows.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
     # with the relevance joined late, every row that counts goes to the block group-by instead (`_aggregate`)
     if way.averages_blocks and not late:
         windows.append(_in_tied_query(names, spec).alias(TIED))
     rows = rows.with_columns(windows)
-    if not judged:
-        rows = _with_ideal_err_rows(rows, spec, names.group)
-    if _needs(spec, Quantity.GREATEST_GAIN) and not late and qrels is not None:
-        rows = _with_greatest_gain(rows, qrels, spec, names, keep_order=way.keeps_row_order)
+    rows = frame_steps(build, rows, lambda plan: plan.after_positions)
     # the windows ordered by position: with the running sums and products (`_with_running`) when the rows that
     # count are all the rows
-    prefixes = _run_prefixes(spec, names) if _needs(spec, Quantity.RUN_PREFIXES) else []
-    if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is None:
-        prefixes += _ideal_prefixes_in_run_order(spec, names)
+    prefixes = expressions(build, lambda plan: plan.ordered_windows)
     if prefixes and late:
         rows = rows.with_columns(prefixes)
-    if _needs(spec, Quantity.IDEAL_PREFIXES) and qrels is not None:
-        rows = _with_ideal_prefixes(rows, qrels, spec, names, keep_order=way.keeps_row_order)
+    rows = frame_steps(build, rows, lambda plan: plan.ordered_joins)
     terms_rows = None
     if qrels is not None and way.term_rows is TermRows.LATE_JUDGED:
-        terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), qrels, spec, names, keep_order=False)
-        terms_rows = _with_gain_and_relevant(terms_rows, spec, judged)
-        if _needs(spec, Quantity.GREATEST_GAIN):
-            terms_rows = _with_greatest_gain(terms_rows, qrels, spec, names, keep_order=False)
-        terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=True, judged=judged)
+        terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), build, keep_order=False)
+        terms_rows = _with_gain_and_relevant(terms_rows, build)
+        terms_rows = frame_steps(build, terms_rows, lambda plan: plan.late_joins)
+        terms_rows = _with_term_columns(terms_rows, build)
     elif way.term_rows is TermRows.FIRST_RETRIEVED:  # the checks count every row
         # the ordered windows over every row (the ideal prefixes read the rows cut too), then the cut
         rows = rows.with_columns(prefixes) if prefixes else rows
         terms_rows = rows.filter(pl.col(POSITION) <= way.retrieved_limit)
-        terms_rows = _with_term_columns(terms_rows, spec, names, ap_average=False, judged=judged)
+        terms_rows = _with_term_columns(terms_rows, build)
     else:
         # with tie averaging over every row (no late judgments, no max_retrieved), the rows fork after the
         # windows into the per-row sums and the tie blocks (`_aggregate`), each branch taking its discounts
-        rows = _with_term_columns(
-            rows, spec, names, ap_average=False, judged=judged, windows=prefixes, discount=not way.forks_for_blocks
-        )
+        rows = _with_term_columns(rows, build, windows=prefixes)
     if not way.forks_for_blocks:  # the ideal positions' discounts, read by the per-query group-by over every row
-        rows = _with_discounts(rows, spec, judged, run=False)
+        rows = _with_discounts(rows, build)
     checks = _row_checks(spec, rows.collect_schema(), names, judged)
-    per_query = _aggregate(rows, terms_rows, spec, names, way, checks)
+    per_query = _aggregate(rows, terms_rows, build, checks)
     key_checks = [_hash_collision_check(spec, names)] if names.hashed else []
     if names.hashed:
         per_query = _with_group_keys(per_query, retrieved, names, key_checks)
@@ -231,7 +188,7 @@ def _flagged_per_query(
         if spec.judged_only:
             emptied = _emptied_queries(retrieved, per_query, spec, names)
             per_query = pl.concat([per_query, emptied], how="diagonal_relaxed")
-        per_query = _join_judgments(per_query, _judgments(qrels, spec, names), spec, names, groups)
+        per_query = _join_judgments(per_query, _judgments(build), build, groups)
     metrics = [_metric(i) for i in range(len(spec.measures))]
     per_query = _with_derived(per_query, spec, judged)
     context = _context(spec, judged)

@@ -11,21 +11,19 @@ from .._exact_sum import sum_parts, with_exact_totals
 from .._spec import Spec
 from ..measures._base import (
     BLOCK_SIZE,
-    IDEAL_POSITION,
     POSITION,
     RELEVANCE,
-    RELEVANT,
-    RELEVANT_COUNT,
     RELEVANT_POSITION,
     ROWS,
     TIED,
-    Quantity,
     cut_at,
 )
 from .keys import _P, SCORE, WEIGHT, WEIGHT_MAX, WEIGHT_MIN, _Names
-from .needs import Terms, _definitions, _needs, _splits_positions, _terms
-from .quantities import _ideal_err_terms, _ideal_terms, _positive_gains, _with_discounts
-from .route import Route, TermRows
+from .needs import Terms, _definitions, _splits_positions, _terms
+from .registry import Build, expressions
+from .registry import within_cutoffs as registry_within_cutoffs
+from .route import TermRows
+from .row_columns import _with_discounts
 
 
 def _block_sums(terms: Terms) -> list[pl.Expr]:
@@ -58,9 +56,7 @@ def _rows_that_count(rows: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFr
 def _aggregate(
     rows: pl.LazyFrame,
     terms_rows: pl.LazyFrame | None,
-    spec: Spec,
-    names: _Names,
-    route: Route,
+    build: Build,
     checks: list[DataCheck],
 ) -> pl.LazyFrame:
     """Group the rows by keys: the per-row terms and the check counters in one pass.  `terms_rows`, when
@@ -72,6 +68,7 @@ def _aggregate(
     in no tie is a block of one, whose block term is its row term), else over the rows of the queries holding a
     tie only, the others counting in the per-row sums: then (the fork) `rows` are the windows' output, without
     the discounts, which each branch computes from its own rows (`_with_discounts`)."""
+    spec, names, route = build.spec, build.names, build.route
     judged = route.judged
     terms = _terms(spec, judged)
     retrieved_in_terms = route.term_rows is TermRows.FIRST_RETRIEVED
@@ -80,7 +77,7 @@ def _aggregate(
     # the row checks counted apart (`_with_row_checks`), and no group-by over every row: over the rows within the
     # largest cut-off without judgments, over the judged rows that count with them (`_reads_within_cutoffs`)
     apart = _reads_within_cutoffs(spec, checks) and (terms_rows is None or (judged and not retrieved_in_terms))
-    within = _rows_within_cutoffs(spec, judged) if apart and terms_rows is None else None
+    within = _rows_within_cutoffs(build) if apart and terms_rows is None else None
     every_row = rows
     if forked:
         # read by up to four branches: an explicit cache of the windows' output (else Polars' common-plan cache
@@ -88,7 +85,7 @@ def _aggregate(
         # rows one branch has not read yet, without 16 bytes of discounts a row
         forked_rows = every_row = rows.cache()
         rows = forked_rows if within is None else forked_rows.filter(within)
-        rows = _with_discounts(rows, spec, judged)
+        rows = _with_discounts(rows, build)
     elif within is not None:
         rows = rows.filter(within)
     every_row_by_block = averaged and terms_rows is not None
@@ -110,16 +107,10 @@ def _aggregate(
             per_row += aggregations
     retrieved = [pl.len().alias(ROWS)]
     extra = [] if retrieved_in_terms or apart else [*retrieved]
-    if _needs(spec, Quantity.RELEVANT_COUNT) and not judged:
-        extra.append(pl.col(RELEVANT).sum().cast(pl.Float64).alias(RELEVANT_COUNT))
     if spec.weight is not None:
         extra += [pl.col(WEIGHT).min().alias(WEIGHT_MIN), pl.col(WEIGHT).max().alias(WEIGHT_MAX)]
-    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
-        extra += _ideal_terms(spec)
-    if _needs(spec, Quantity.IDEAL_ERR) and not judged:
-        extra += _ideal_err_terms(spec)
-    if _needs(spec, Quantity.IDEAL_PREFIXES) and not judged:
-        extra += _positive_gains(spec)
+    if not judged:  # with judgments the judgments side computes the per-query quantities (`_judgments`)
+        extra += expressions(build, lambda plan: plan.per_query)
     counters = [] if apart else [expression for check in checks for expression in check.aggregations()]
     per_query: pl.LazyFrame | None
     if terms_rows is None:
@@ -144,7 +135,7 @@ def _aggregate(
                 else per_query.join(row_totals, on=names.group, how="left", nulls_equal=True)
             )
     if averaged:
-        per_query = _with_blocks(per_query, forked_rows if forked else terms_rows, spec, names, route)
+        per_query = _with_blocks(per_query, forked_rows if forked else terms_rows, build)
     assert per_query is not None  # a judged call has a term with no block form, or is tie-averaged
     return _with_row_checks(per_query, every_row, names, checks) if apart else per_query
 
@@ -152,15 +143,14 @@ def _aggregate(
 def _with_blocks(
     per_query: pl.LazyFrame | None,
     rows: pl.LazyFrame | None,
-    spec: Spec,
-    names: _Names,
-    route: Route,
+    build: Build,
 ) -> pl.LazyFrame:
     """The per-query terms' block parts added (`_aggregate`): `rows` are the rows that count (relevance joined
     late), whose blocks carry every block term, or (`route.forks_for_blocks`) the windows' output, whose tied
     queries' blocks do.  Without `per_query` (the checks apart, every term by block), the blocks' totals are the
     per-query rows."""
-    judged, forked = route.judged, route.forks_for_blocks
+    spec, names = build.spec, build.names
+    judged, forked = build.route.judged, build.route.forks_for_blocks
     assert rows is not None
     terms = _terms(spec, judged)
     largest = _largest_cutoff(spec)
@@ -168,10 +158,10 @@ def _with_blocks(
     if not forked:
         tied = rows
     elif largest is None:
-        tied = _with_discounts(rows.filter(pl.col(TIED)), spec, judged)
+        tied = _with_discounts(rows.filter(pl.col(TIED)), build)
     else:
         reaching = _blocks_reaching(rows, largest, names)
-        tied = _with_discounts(pl.concat([rows.filter(pl.col(TIED)), reaching]), spec, judged)
+        tied = _with_discounts(pl.concat([rows.filter(pl.col(TIED)), reaching]), build)
     # name -> (block term, least)
     per_block = {name: (term.block, term.least) for name, term in terms.items() if term.block is not None}
     blocks = _with_exact_totals(spec, tied.group_by(*names.group, SCORE).agg(_block_sums(terms)))
@@ -200,16 +190,17 @@ def _reads_within_cutoffs(spec: Spec, checks: list[DataCheck]) -> bool:
     return all(definition.reads_within_cutoff for definition, _ in _definitions(spec))
 
 
-def _rows_within_cutoffs(spec: Spec, judged: bool) -> pl.Expr:
+def _rows_within_cutoffs(build: Build) -> pl.Expr:
     """The rows ranked within the largest cut-off, in the run's order or, for the ideal DCG, the ideal order.
     On 100 documents a query and a largest cut-off of 10 or 20, a fifth to a third of the rows."""
+    spec = build.spec
     largest = _largest_cutoff(spec)
     assert largest is not None
     within = pl.col(POSITION) <= largest
     if _splits_positions(spec):
         within = within | (pl.col(RELEVANT_POSITION) <= largest)
-    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
-        within = within | (pl.col(IDEAL_POSITION) <= largest)
+    for also in registry_within_cutoffs(build, largest):
+        within = within | also
     return within
 
 

@@ -11,7 +11,6 @@ import polars as pl
 from .._checks import DataCheck, bad_values, message, non_finite, quoted, row_check
 from .._spec import Measure, Spec
 from ..measures._base import (
-    ERR_MAX_GRADE,
     GAIN,
     RELEVANCE,
     Context,
@@ -22,6 +21,8 @@ from ..measures._base import (
 from ..measures._registry import REGISTRY
 from .keys import _P, DUPLICATED, RAW_RELEVANCE, SCORE, WEIGHT, WEIGHT_MAX, WEIGHT_MIN, _doc_shown, _first, _Names
 from .needs import _context, _definitions, _needs
+from .registry import Build
+from .registry import judgment_checks as registry_judgment_checks
 
 
 def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> list[DataCheck]:
@@ -142,8 +143,10 @@ def _gain_checks(spec: Spec, source: str) -> list[DataCheck]:
     return checks
 
 
-def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
-    """Checks counted over each query's judgments, in the qrels group-by."""
+def _qrels_checks(build: Build) -> list[DataCheck]:
+    """Checks counted over each query's judgments, in the qrels group-by (with the needed quantities' own:
+    `QuantityPlan.judgment_checks`)."""
+    spec, names = build.spec, build.names
     q = ", ".join(quoted(name) for name in spec.query)
     d = ", ".join(quoted(name) for name in spec.doc)
     raw = pl.col(RAW_RELEVANCE)
@@ -173,20 +176,7 @@ def _qrels_checks(spec: Spec, names: _Names) -> list[DataCheck]:
     if _needs(spec, Quantity.GAIN):
         # the qrels relevance column is named: the run may have a relevance column of its own
         checks += _gain_checks(spec, f"qrels relevance column {quoted(spec.relevance.name)}: ")
-    if _needs(spec, Quantity.CONTINUATION):
-        above = raw.cast(pl.Float64) > ERR_MAX_GRADE
-        checks.append(
-            DataCheck(
-                f"{_P}qrels_err_grade",
-                above.sum(),
-                message(
-                    ValueError,
-                    f"qrels relevance {{value}} (query {{query}}) is above ERR's largest grade {ERR_MAX_GRADE}: "
-                    f"its stopping probability (2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1).",
-                ),
-                _first(raw, above),
-            )
-        )
+    checks += registry_judgment_checks(build)
     return checks
 
 

@@ -7,56 +7,33 @@ from __future__ import annotations
 import polars as pl
 
 from .._checks import DataCheck, apply_checks, message, quoted
-from .._spec import Spec
 from ..measures._base import (
-    GAIN,
-    IDEAL_DISCOUNT,
-    IDEAL_POSITION,
     IN_RUN,
     JUDGED_RELEVANT,
     RELEVANCE,
-    Quantity,
 )
 from .aggregate import _with_exact_totals
 from .checks import _qrels_checks
-from .inputs import _gain, _qrels_rows
-from .keys import _P, DUPLICATED, HAS_JUDGMENTS, _describe_keys, _doc_value, _Names
-from .needs import _needs, _terms
-from .quantities import (
-    _discount,
-    _ideal_columns,
-    _ideal_err_terms,
-    _ideal_position,
-    _ideal_terms,
-    _positive_gain_columns,
-    _positive_gains,
-    _with_ideal_err_rows,
-)
+from .inputs import _qrels_rows
+from .keys import _P, DUPLICATED, HAS_JUDGMENTS, _describe_keys, _doc_value
+from .needs import _terms
+from .registry import Build, expressions, frame_steps, per_query_columns, with_expressions
 
 # --- judgments -----------------------------------------------------------------------------------------------
 
 
-def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
-    """Per query of the qrels: the ideal DCG from all judged documents (retrieved or not, as trec_eval), the
-    number of relevant judged documents, checked."""
-    rows = _qrels_rows(qrels, spec, names)
+def _judgments(build: Build) -> pl.LazyFrame:
+    """Per query of the qrels: the number of relevant judged documents and what the needed quantities take from
+    all of its judged documents, retrieved or not (as trec_eval: the ideal DCG, the ideal ERR, the positive
+    gains; `QuantityPlan.judgment_values`, `judgment_windows`, `judgment_rows`, `per_query`), checked."""
+    spec, names = build.spec, build.names
+    rows = with_expressions(build, _qrels_rows(build.qrels_frame(), spec, names), lambda plan: plan.judgment_values)
     windows = [_doc_value(names.docs).is_duplicated().over(names.query).alias(DUPLICATED)]
-    if _needs(spec, Quantity.GAIN):
-        rows = rows.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
-    if _needs(spec, Quantity.IDEAL_DCG):
-        windows.append(_ideal_position(spec, names.query).alias(IDEAL_POSITION))
-    rows = rows.with_columns(windows)
-    if _needs(spec, Quantity.IDEAL_DCG):
-        rows = rows.with_columns(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
-    rows = _with_ideal_err_rows(rows, spec, names.query)
-    checks = _qrels_checks(spec, names)
+    rows = rows.with_columns(windows + expressions(build, lambda plan: plan.judgment_windows))
+    rows = frame_steps(build, rows, lambda plan: plan.judgment_rows)
     aggregations = [(pl.col(RELEVANCE) > spec.threshold).sum().cast(pl.Float64).alias(JUDGED_RELEVANT)]
-    if _needs(spec, Quantity.IDEAL_DCG):
-        aggregations += _ideal_terms(spec)
-    if _needs(spec, Quantity.IDEAL_ERR):
-        aggregations += _ideal_err_terms(spec)
-    if _needs(spec, Quantity.IDEAL_PREFIXES):
-        aggregations += _positive_gains(spec)
+    aggregations += expressions(build, lambda plan: plan.per_query)
+    checks = _qrels_checks(build)
     counters = [expression for check in checks for expression in check.aggregations()]
     per_query = _with_exact_totals(spec, rows.group_by(names.query).agg(*aggregations, *counters))
     null_query = DataCheck(
@@ -65,17 +42,18 @@ def _judgments(qrels: pl.LazyFrame, spec: Spec, names: _Names) -> pl.LazyFrame:
         message(ValueError, f"qrels query column {', '.join(quoted(q) for q in spec.query)} has null values."),
     )
     per_query = per_query.with_columns(null_query.aggregations())
-    output = [*names.query, *_ideal_columns(spec), *_positive_gain_columns(spec), JUDGED_RELEVANT]
+    output = [*names.query, *per_query_columns(build), JUDGED_RELEVANT]
     where = _describe_keys(list(spec.query), [])
     checked = apply_checks(per_query, where, names.query, output, [null_query, *checks])
     return checked.with_columns(pl.lit(True).alias(HAS_JUDGMENTS))
 
 
 def _join_judgments(
-    per_query: pl.LazyFrame, judgments: pl.LazyFrame, spec: Spec, names: _Names, groups: pl.LazyFrame | None
+    per_query: pl.LazyFrame, judgments: pl.LazyFrame, build: Build, groups: pl.LazyFrame | None
 ) -> pl.LazyFrame:
     """Run queries get their judgments; with missing_queries='zero', every judged query missing from a
     group's run joins that group with nothing retrieved."""
+    spec, names = build.spec, build.names
     in_run = per_query.with_columns(pl.lit(True).alias(IN_RUN))
     joined = in_run.join(judgments, on=names.query, how="left", nulls_equal=True)
     if spec.missing_queries == "zero":
@@ -92,8 +70,7 @@ def _join_judgments(
     # a query missing from the run retrieved nothing: its sums and counters are 0 (a least term, such as the
     # first relevant position, stays null), its ideal DCG and relevant count come from the judgments
     least = [name for name, term in _terms(spec, judged=True).items() if term.least]
-    from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, *least, JUDGED_RELEVANT, *_ideal_columns(spec)}
-    from_judgments |= set(_positive_gain_columns(spec))
+    from_judgments = {*names.keys, HAS_JUDGMENTS, IN_RUN, *least, JUDGED_RELEVANT, *per_query_columns(build)}
     # only numeric columns: a check's value column (a doc id, possibly Enum or Categorical) cannot take a 0,
     # and is read only when its counter, filled with 0 here, is positive
     numbers = [

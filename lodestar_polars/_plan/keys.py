@@ -24,8 +24,6 @@ WEIGHT_MAX = f"{_P}weight_max"
 HAS_JUDGMENTS = f"{_P}has_judgments"
 SCORED = f"{_P}scored"
 UNJUDGED = f"{_P}unjudged"
-ERR_IDEAL_POSITION = f"{_P}err_ideal_position"
-ERR_IDEAL_CONTINUATION = f"{_P}err_ideal_continuation"
 JUDGED_DOC = f"{_P}judged_doc"
 
 

@@ -1,18 +1,18 @@
-"""The shared quantities the measures read, each computed once per call when a measure declares it
-(`measures._base.Quantity`): positions (by score, by relevance under tie bounds, in the ideal order), discounts,
-the relevant / judged / pooled rows ranked above a row, the query's totals on each row, the greatest gain, the
-run's and the ideal order's prefixes, ERR's continuation and ideal, the measures' running windows (`Running`),
-and the tie blocks' windows under tie bounds."""
+"""The builders of the shared quantities the measures read (`measures._base.Quantity`), which the quantity
+registry (`registry.py`) calls where a call needs them: positions (by score, by relevance under tie bounds, in
+the ideal order), discounts, the relevant / judged / pooled rows ranked above a row, the query's totals on each
+row, the greatest gain, the run's and the ideal order's prefixes, the ideal DCG, the tie blocks' windows under
+tie bounds.  ERR's cascade and compat's ideal are built in their measure modules (`measures/_cascade.py`,
+`measures/compat.py`)."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
 
 import polars as pl
 
-from .._exact_sum import exact_sum, sum_parts
+from .._exact_sum import sum_parts
 from .._spec import Spec
 from ..measures._base import (
     BLOCK_SIZE,
@@ -20,43 +20,32 @@ from ..measures._base import (
     BLOCK_UNJUDGED,
     BOUNDARIES,
     BOUNDARY_WEIGHT_AT,
-    COMPATIBLE_IDEAL_POSITION,
-    CONTINUATION,
     CUMULATIVE_DCG,
     CUMULATIVE_GAIN,
-    DISCOUNT,
     DISCOUNT_ABOVE,
     EXPECTED_DCG_ABOVE,
     GAIN,
     GAIN_HIGH,
-    HIGHER_LEVELS,
     IDEAL_DCG_AT,
     IDEAL_DISCOUNT,
     IDEAL_EXCESS_AT,
     IDEAL_POSITION,
-    JUDGED_BEFORE,
-    LEVEL_TOTAL,
     POOLED,
-    POOLED_BEFORE,
     POSITION,
     POSITIVE_GAIN_TOTAL,
     POSITIVE_GAINS,
     RELEVANCE,
     RELEVANT,
-    RELEVANT_BEFORE,
     ROW_NONRELEVANT_TOTAL,
     ROW_RELEVANT_TOTAL,
     Quantity,
-    Running,
     cut,
     ideal_dcg,
-    ideal_err,
-    stopping_probability,
     unjudged,
 )
 from .inputs import _gain, _qrels_rows
-from .keys import ERR_IDEAL_CONTINUATION, ERR_IDEAL_POSITION, SCORE, _Names
-from .needs import _context, _cutoffs_needing, _definitions, _needs, _threshold_position
+from .keys import SCORE, _Names
+from .needs import _cutoffs_needing, _needs, _threshold_position
 
 
 def _position(
@@ -126,29 +115,6 @@ def _pooled_before(spec: Spec, judged: bool, names: _Names) -> pl.Expr:
     return (position.rank("ordinal").over(names.group) - 1).cast(pl.Int64)
 
 
-def _relevant_levels(spec: Spec, keys: list[str]) -> list[pl.Expr]:
-    """For a relevant row or judged document: the relevant ones of its query (`keys`) of a higher level, and of
-    its level (`Quantity.COMPATIBLE_IDEAL`)."""
-    relevance = pl.col(RELEVANCE)
-    relevant_level = pl.when(relevance.cast(pl.Float64) > spec.threshold).then(relevance)
-    return [
-        (relevant_level.rank("min", descending=True).over(keys) - 1).cast(pl.Int64).alias(HIGHER_LEVELS),
-        pl.len().over([*keys, RELEVANCE]).cast(pl.Int64).alias(LEVEL_TOTAL),
-    ]
-
-
-def _compatible_ideal_position(spec: Spec, names: _Names) -> pl.Expr:
-    """For a relevant row that counts: its position in the ideal ranking most compatible with the run, as
-    ir_measures' Compat orders it (`Quantity.COMPATIBLE_IDEAL`): after the relevant documents of a higher level,
-    its level's retrieved rows in the run's order, the unretrieved documents of its level (scored 0 there) coming
-    before the rows scored below 0."""
-    level = [*names.group, RELEVANCE]
-    within_level = pl.col(_threshold_position(spec)).rank("ordinal").over(level).cast(pl.Int64)
-    unretrieved = pl.col(LEVEL_TOTAL) - pl.len().over(level).cast(pl.Int64)
-    after_unretrieved = pl.when(pl.col(SCORE) < 0).then(unretrieved).otherwise(0)
-    return pl.when(pl.col(RELEVANT)).then(pl.col(HIGHER_LEVELS) + within_level + after_unretrieved)
-
-
 def _query_totals_in_rows(names: _Names) -> list[pl.Expr]:
     """Without judgments, R and N of each row's query (`Quantity.QUERY_TOTALS`), as windows over its rows."""
     relevant = pl.col(RELEVANT)
@@ -198,36 +164,6 @@ def _discount(spec: Spec, position: pl.Expr) -> pl.Expr:
     return pl.lit(math.log(spec.log_base)) / (position + 1).cast(pl.Float64).log()
 
 
-def _ideal_columns(spec: Spec) -> list[str]:
-    dcg = [ideal_dcg(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_DCG)]
-    return dcg + [ideal_err(cutoff) for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_ERR)]
-
-
-def _with_ideal_err_rows(rows: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.LazyFrame:
-    """Each row's position by descending grade and its continuation in that order (the ideal ERR's)."""
-    if not _needs(spec, Quantity.IDEAL_ERR):
-        return rows
-    position = pl.col(RELEVANCE).cast(pl.Float64).rank("ordinal", descending=True).over(keys)
-    rows = rows.with_columns(position.alias(ERR_IDEAL_POSITION))
-    return rows.with_columns(_continuation(keys, ERR_IDEAL_POSITION).alias(ERR_IDEAL_CONTINUATION))
-
-
-def _continuation(keys: list[str], position: str) -> pl.Expr:
-    """ERR's product over the rows ranked above of 1 - their stopping probability, in `position` order."""
-    kept = 1.0 - stopping_probability(pl.col(RELEVANCE))
-    return kept.cum_prod().shift(1, fill_value=1.0).over(keys, order_by=position)
-
-
-def _ideal_err_terms(spec: Spec) -> list[pl.Expr]:
-    position = pl.col(ERR_IDEAL_POSITION)
-    found = stopping_probability(pl.col(RELEVANCE)) * pl.col(ERR_IDEAL_CONTINUATION) / position.cast(pl.Float64)
-    return [
-        part
-        for cutoff in _cutoffs_needing(spec, Quantity.IDEAL_ERR)
-        for part in sum_parts(cut(found, ERR_IDEAL_POSITION, cutoff), ideal_err(cutoff), spec.exact_sums)
-    ]
-
-
 def _greatest_gain() -> pl.Expr:
     return pl.max_horizontal(pl.col(GAIN).max(), 0.0).fill_null(0.0)
 
@@ -254,10 +190,6 @@ def _positive_gains(spec: Spec) -> list[pl.Expr]:
         *sum_parts(pl.when(gain > 0).then(gain), POSITIVE_GAIN_TOTAL, spec.exact_sums),
         gain.filter(gain > 0).n_unique().cast(pl.Float64).alias(BOUNDARIES),
     ]
-
-
-def _positive_gain_columns(spec: Spec) -> list[str]:
-    return [POSITIVE_GAINS, POSITIVE_GAIN_TOTAL, BOUNDARIES] if _needs(spec, Quantity.IDEAL_PREFIXES) else []
 
 
 def _ideal_prefixes(ideal: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.LazyFrame:
@@ -358,76 +290,6 @@ def _ideal_terms(spec: Spec) -> list[pl.Expr]:
     ]
 
 
-def _with_term_columns(
-    rows: pl.LazyFrame,
-    spec: Spec,
-    names: _Names,
-    ap_average: bool,
-    judged: bool,
-    windows: Sequence[pl.Expr] = (),
-    discount: bool = True,
-) -> pl.LazyFrame:
-    """The per-row columns the terms read: discounts (unless not `discount`: `_aggregate` takes them after its
-    fork), for AP the relevant rows ranked above (with tie averaging already among the windows, unless
-    `ap_average`), for bpref the judged rows ranked above."""
-    derived = []
-    windows = list(windows)
-    if discount and _needs(spec, Quantity.DISCOUNT):  # one logarithm per row, shared by every cut-off
-        derived.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
-    if _needs(spec, Quantity.RELEVANT_BEFORE) and spec.ties != "average":
-        # a running count in position order, in the context of the other ordered windows
-        windows.append(_counted_before(pl.col(RELEVANT), spec, names).alias(RELEVANT_BEFORE))
-    elif _needs(spec, Quantity.RELEVANT_BEFORE) and ap_average:
-        derived.append(_relevant_before(spec, names).alias(RELEVANT_BEFORE))
-    if _needs(spec, Quantity.JUDGED_BEFORE):
-        derived.append(_judged_before(spec, judged, names).alias(JUDGED_BEFORE))
-    if _needs(spec, Quantity.POOLED_BEFORE):
-        derived.append(_pooled_before(spec, judged, names).alias(POOLED_BEFORE))
-    if _needs(spec, Quantity.CONTINUATION):
-        derived.append(_continuation(names.group, POSITION).alias(CONTINUATION))
-    if _needs(spec, Quantity.COMPATIBLE_IDEAL):
-        derived.append(_compatible_ideal_position(spec, names).alias(COMPATIBLE_IDEAL_POSITION))
-    if _needs(spec, Quantity.TIE_BLOCKS) and spec.ties in ("optimistic", "pessimistic"):
-        derived += _tie_block_windows(spec, judged, names)
-    rows = rows.with_columns(derived) if derived else rows
-    return _with_running(rows, spec, names, judged, windows)
-
-
-def _with_running(
-    rows: pl.LazyFrame, spec: Spec, names: _Names, judged: bool, windows: Sequence[pl.Expr] = ()
-) -> pl.LazyFrame:
-    """The running products and sums in position order the measures of the call declare (`Running`), each
-    once, in the order declared (a later one may read an earlier one), in one context with `windows` (and
-    with each other) until one reads an earlier one: windows over the same groups in one context cost less."""
-    context = _context(spec, judged)
-    running: dict[str, Running] = {}
-    for definition, _ in _definitions(spec):
-        for column in definition.running(context):
-            running.setdefault(column.column, column)
-    batch = list(windows)
-    # a running column reading one of `windows` (AP's reads the relevant rows above) goes in a later context
-    in_batch: set[str] = {window.meta.output_name() for window in windows}
-    for column in running.values():
-        if column.operation == "block_sum":
-            block_sum = exact_sum(column.value) if spec.exact_sums else column.value.sum()
-            window = block_sum.over([*names.group, SCORE])
-        elif column.operation == "block_least":
-            window = column.value.min().over([*names.group, SCORE])
-        elif column.operation == "row":
-            window = column.value
-        else:
-            ordered = column.value.cum_prod() if column.operation == "product" else column.value.cum_sum()
-            if column.exclusive:
-                ordered = ordered.shift(1, fill_value=1.0 if column.operation == "product" else 0.0)
-            window = ordered.over(names.group, order_by=POSITION)
-        if in_batch & set(column.value.meta.root_names()):
-            rows = rows.with_columns(batch)
-            batch, in_batch = [], set()
-        batch.append(window.alias(column.column))
-        in_batch.add(column.column)
-    return rows.with_columns(batch) if batch else rows
-
-
 def _tie_block_windows(spec: Spec, judged: bool, names: _Names) -> list[pl.Expr]:
     """Under tie bounds, each row's tie block (its rows of equal score, at positions s+1..s+n): s, n and its
     unjudged rows, for the measures whose bound is taken per block in closed form (`Quantity.TIE_BLOCKS`)."""
@@ -437,14 +299,3 @@ def _tie_block_windows(spec: Spec, judged: bool, names: _Names) -> list[pl.Expr]
         pl.len().over(block).alias(BLOCK_SIZE),
         unjudged(judged).sum().over(block).alias(BLOCK_UNJUDGED),
     ]
-
-
-def _with_discounts(rows: pl.LazyFrame, spec: Spec, judged: bool, run: bool = True) -> pl.LazyFrame:
-    """The discounts of each row's position (`run`) and ideal position, where the measures need them: one
-    logarithm per row each, elementwise, so computed after any filter of the rows."""
-    discounts = []
-    if run and _needs(spec, Quantity.DISCOUNT):  # shared by every cut-off
-        discounts.append(_discount(spec, pl.col(POSITION)).alias(DISCOUNT))
-    if _needs(spec, Quantity.IDEAL_DCG) and not judged:
-        discounts.append(_discount(spec, pl.col(IDEAL_POSITION)).alias(IDEAL_DISCOUNT))
-    return rows.with_columns(discounts) if discounts else rows

@@ -8,50 +8,35 @@ import polars as pl
 from .._checks import non_finite
 from .._spec import Spec
 from ..measures._base import (
-    GAIN,
-    POOLED,
     RELEVANCE,
-    RELEVANT,
-    Quantity,
 )
-from .inputs import _gain, _qrels_rows
+from .inputs import _qrels_rows
 from .keys import JUDGED_DOC, SCORE, WEIGHT, WEIGHT_MAX, WEIGHT_MIN, _doc_value, _Names
-from .needs import _needs
-from .quantities import _position, _relevant_levels
+from .quantities import _position
+from .registry import Build, with_expressions
 
 
-def _with_judged_relevance(
-    rows: pl.LazyFrame, qrels: pl.LazyFrame, spec: Spec, names: _Names, keep_order: bool
-) -> pl.LazyFrame:
+def _with_judged_relevance(rows: pl.LazyFrame, build: Build, keep_order: bool) -> pl.LazyFrame:
     """Each run row gets its judged relevance: null when unjudged (or judged at a negative level), which
-    `_with_gain_and_relevant` turns into gain 0 and not relevant, as trec_eval does."""
+    `_with_gain_and_relevant` turns into gain 0 and not relevant, as trec_eval does; and the columns the needed
+    quantities take from the judged documents (`QuantityPlan.judged_side`)."""
+    spec, names = build.spec, build.names
     # without the raw level the select differs from the judgments side's, so Polars caches the judgments'
     # source for both rather than one select's output (3% less CPU and peak memory in a paired probe on 10M
     # judged rows; within noise in ab.py, 2026-12-03: benchmarks/RESULTS.md)
-    judged = _qrels_rows(qrels, spec, names, raw_level=False)
-    pooled = _needs(spec, Quantity.POOLED_BEFORE)
-    if pooled:  # in the qrels at any level, negative ones included
-        judged = judged.with_columns(pl.lit(True).alias(POOLED))
-    if _needs(spec, Quantity.COMPATIBLE_IDEAL):  # from every judged document, retrieved or not
-        judged = judged.with_columns(_relevant_levels(spec, names.query))
+    judged = _qrels_rows(build.qrels_frame(), spec, names, raw_level=False)
+    judged = with_expressions(build, judged, lambda plan: plan.judged_side)
     on = [*names.query, *names.docs]
     # keep_order: ties="input" / "reverse" read the run's row order, and a plain join may deal rows out of order
     joined = rows.join(judged, on=on, how="left", maintain_order="left" if keep_order else "none")
-    return joined.with_columns(pl.col(POOLED).fill_null(False)) if pooled else joined
+    return with_expressions(build, joined, lambda plan: plan.after_judged_join)
 
 
-def _with_gain_and_relevant(rows: pl.LazyFrame, spec: Spec, judged: bool) -> pl.LazyFrame:
-    """The gain and the relevant flag of each row.  With judgments, an unjudged document (null relevance) has
-    gain 0 and is never relevant, whatever the gain mapping or the threshold (trec_eval)."""
-    derived = []
-    relevance = pl.col(RELEVANCE)
-    if _needs(spec, Quantity.GAIN):
-        gain = _gain(spec, relevance)
-        derived.append((pl.when(relevance.is_null()).then(0.0).otherwise(gain) if judged else gain).alias(GAIN))
-    if _needs(spec, Quantity.RELEVANT):
-        relevant = relevance.cast(pl.Float64) > spec.threshold
-        derived.append((relevant.fill_null(False) if judged else relevant).alias(RELEVANT))
-    return rows.with_columns(derived) if derived else rows
+def _with_gain_and_relevant(rows: pl.LazyFrame, build: Build) -> pl.LazyFrame:
+    """The per-row values of the relevance the call needs (`QuantityPlan.row_values`: the gain, the relevant
+    flag).  With judgments, an unjudged document (null relevance) has gain 0 and is never relevant, whatever the
+    gain mapping or the threshold (trec_eval)."""
+    return with_expressions(build, rows, lambda plan: plan.row_values)
 
 
 # --- the retrieved documents that count (max_retrieved, judged_only) ------------------------------------------

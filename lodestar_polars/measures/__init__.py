@@ -16,7 +16,8 @@ its per-row quantities are per (row, intent), not those of `_plan.py`.
 To add a measure:
 
 1. write `measures/<measure>.py`, declaring `MEASURE = Definition(...)` from the shared vocabulary of
-   `_base` (reuse its quantities and terms; a new shared quantity is a `Quantity` the plan learns to compute);
+   `_base` (reuse its quantities and terms; a new shared quantity is a `Quantity` member plus one
+   `QuantityPlan` line in `_plan/registry.py`, saying what it reads and what it adds at each site of the plan);
 2. add one line to `REGISTRY` in `_registry.py`.
 
 evaluate() then takes its names (`MEASURE_NAMES` in `_spec`), and the tests parametrised over the registry

@@ -54,7 +54,10 @@ import polars as pl
 from . import _hits
 from ._base import (
     COMPATIBLE_IDEAL_POSITION,
+    HIGHER_LEVELS,
+    LEVEL_TOTAL,
     NO_SPELLING,
+    RELEVANCE,
     RELEVANT,
     ROWS,
     Context,
@@ -74,6 +77,29 @@ DEFAULT_PERSISTENCE = 0.95
 GREATEST_PERSISTENCE = 0.9999
 # H's tail past the table's last position is below this, far below the last bit of H >= 1
 _TAIL = 2.0**-60
+
+
+def relevant_levels(threshold: float, keys: list[str]) -> list[pl.Expr]:
+    """`Quantity.COMPATIBLE_IDEAL`'s first part, per relevant row or judged document: the relevant ones of its
+    query (`keys`) of a higher level, and of its level (`HIGHER_LEVELS`, `LEVEL_TOTAL`)."""
+    relevance = pl.col(RELEVANCE)
+    relevant_level = pl.when(relevance.cast(pl.Float64) > threshold).then(relevance)
+    return [
+        (relevant_level.rank("min", descending=True).over(keys) - 1).cast(pl.Int64).alias(HIGHER_LEVELS),
+        pl.len().over([*keys, RELEVANCE]).cast(pl.Int64).alias(LEVEL_TOTAL),
+    ]
+
+
+def compatible_ideal_position(position: str, score: str, keys: list[str]) -> pl.Expr:
+    """For a relevant row that counts: its position in the ideal ranking most compatible with the run, as
+    ir_measures' Compat orders it (`Quantity.COMPATIBLE_IDEAL`): after the relevant documents of a higher level,
+    its level's retrieved rows in the run's order (`position`), the unretrieved documents of its level (scored 0
+    there) coming before the rows scored below 0 (`score`)."""
+    level = [*keys, RELEVANCE]
+    within_level = pl.col(position).rank("ordinal").over(level).cast(pl.Int64)
+    unretrieved = pl.col(LEVEL_TOTAL) - pl.len().over(level).cast(pl.Int64)
+    after_unretrieved = pl.when(pl.col(score) < 0).then(unretrieved).otherwise(0)
+    return pl.when(pl.col(RELEVANT)).then(pl.col(HIGHER_LEVELS) + within_level + after_unretrieved)
 
 
 def refused_persistence(p: float) -> str | None:
