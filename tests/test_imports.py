@@ -1,4 +1,6 @@
-"""The package's modules import each other without a circle, and no module imports the command line.
+"""The package's modules import each other without a circle, no module imports the command line, and the measure
+layer (`measures/`) imports none of the front ends (the commands import the measures, never the reverse: what the
+trec_eval command prints of a measure is declared on the measure, `TrecEvalForm`).
 
 Every ``import`` and ``from ... import`` of every module is read with `ast` (those inside functions too, where a
 circle hides from the import system until the function runs; those under ``if TYPE_CHECKING:`` are left out,
@@ -110,6 +112,34 @@ def test_no_module_imports_the_command_line() -> None:
     graph = import_graph(SOURCES)
     importers = sorted(name for name, imported in graph.items() if f"{PACKAGE}.cli" in imported)
     assert importers == [f"{PACKAGE}.__main__"]
+
+
+# the command-line front ends: the measure layer imports none of them
+FRONT_ENDS = (f"{PACKAGE}.cli", f"{PACKAGE}.__main__", f"{PACKAGE}._evaluate_command", f"{PACKAGE}.trec_eval")
+
+
+def front_end_imports_of_the_measures(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(module of `measures/`, front-end module it imports) for every such import."""
+    return sorted(
+        (name, imported)
+        for name, imports in graph.items()
+        if name.startswith(f"{PACKAGE}.measures")
+        for imported in imports
+        if any(imported == front or imported.startswith(f"{front}.") for front in FRONT_ENDS)
+    )
+
+
+def test_the_measures_import_no_front_end() -> None:
+    assert front_end_imports_of_the_measures(import_graph(SOURCES)) == []
+
+
+def test_a_measure_importing_a_front_end_is_found() -> None:
+    """The control for the test above: a measure module reading the trec_eval front end's parameters."""
+    sources = {**SOURCES, f"{PACKAGE}.measures.set_f": "from ..trec_eval.parameters import parse_cutoffs\n"}
+    assert front_end_imports_of_the_measures(import_graph(sources)) == [
+        (f"{PACKAGE}.measures.set_f", f"{PACKAGE}.trec_eval.parameters")
+    ]
+    assert f"{PACKAGE}.measures._trec_parameters" in import_graph(SOURCES)[f"{PACKAGE}.measures.set_f"]
 
 
 def test_the_trec_eval_package_is_read() -> None:

@@ -18,10 +18,19 @@ To add a measure:
 1. write `measures/<measure>.py`, declaring `MEASURE = Definition(...)` from the shared vocabulary of
    `_base` (reuse its quantities and terms; a new shared quantity is a `Quantity` member plus one
    `QuantityPlan` line in `_plan/registry.py`, saying what it reads and what it adds at each site of the plan);
+   if trec_eval has it, also its `trec_eval_forms`: one `TrecEvalForm` per row of trec_eval's measure table
+   (ndcg is trec_eval's ``ndcg``, with gain pairs, and ``ndcg_cut``, with cut-offs), saying trec_eval's name,
+   its default cut-offs or recall levels, how it prints (a float, a count, the summary line only) and how it
+   reads ``-m name.parameters`` (cut-offs, recall levels, gain pairs, or a reader of its own, built from
+   `_trec_parameters`);
 2. add one line to `REGISTRY` in `_registry.py`.
 
 evaluate() then takes its names (`MEASURE_NAMES` in `_spec`), and the tests parametrised over the registry
-(tests/test_registry.py) check it in every engine against its declared bounds.
+(tests/test_registry.py) check it in every engine against its declared bounds.  ``lodestar-polars trec_eval``
+prints a measure from its forms: the front end (`trec_eval.measures`) holds only what is trec_eval's own, its
+print order (measures.c's list of names, where a new form's name goes, or the import fails saying so), its
+nicknames and its rows that are no measure (runid, num_q, relstring); tests/test_trec_eval_forms.py checks each
+form's printed names against the measure's `trec_eval` spelling.  The measure layer imports no front end.
 
 The layer is internal: this package exports nothing (no API page describes it, and its names may change in any
 release).  The package's own modules import `REGISTRY` from `_registry`, `Definition` and `Quantity` from

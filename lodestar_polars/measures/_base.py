@@ -326,6 +326,41 @@ class Spelling:
 NO_SPELLING = Spelling(None, None)
 
 
+@dataclass(frozen=True)
+class TrecEvalForm:
+    """How trec_eval prints a measure: one row of its measure table (`lodestar-polars trec_eval` prints the
+    measure from this declaration; its print order and nicknames are the front end's, `trec_eval.measures`).
+    A measure may have several forms: ndcg is trec_eval's ``ndcg`` (gain pairs) and ``ndcg_cut`` (cut-offs).
+
+    - `name`: trec_eval's measure name (``-m name``), printed ``name`` or ``name_k`` (``name_0.20`` for levels);
+    - `cutoffs`: its default cut-offs (``-m name.5,10`` sets others), or recall levels when `levels`; None: one
+      value, no cut-off;
+    - `printed`: "float" (%6.4f per query and in the summary), "count" (%ld per query, the sum over queries in
+      the summary) or "summary" (the summary line only, as gm_map);
+    - `levels`: the parameters are recall levels in [0, 1] (printed %3.2f), not cut-offs;
+    - `columns`: other parameters: from the text after the first dot of ``-m name.text`` (None: no text, the
+      defaults), the (printed name, evaluate() measure name) of each value, in print order; it raises the
+      commands' `UsageError` on bad text;
+    - `collection`: its evaluate() names hold ``{collection}``, filled with -N (the documents in the collection);
+    - `averaged`: a measure averaging others over its parameters: from the text of ``-m name.text``, the
+      evaluate() measure names averaged, added last to first (trec_eval's 11pt_avg over custom recall levels);
+      printed ``name_text``;
+    - `gains`: takes trec_eval's gain pairs, ``-m name.1=3,2=9`` (level=gain; the other levels' gain is the
+      level), computed with that gain mapping, printed ``name_1=3,2=9``.
+
+    Its printed names agree with the measure's `Definition.trec_eval` spelling (tests/test_trec_eval_forms.py).
+    """
+
+    name: str
+    cutoffs: tuple[float, ...] | None = None
+    printed: Literal["float", "count", "summary"] = "float"
+    levels: bool = False
+    columns: Callable[[str | None], list[tuple[str, str]]] | None = None
+    collection: bool = False
+    averaged: Callable[[str], list[str]] | None = None
+    gains: bool = False
+
+
 def _no_derived(context: Context, cutoff: int | None) -> list[Derived]:
     return []
 
@@ -398,7 +433,9 @@ class Definition:
     - `name`: the canonical name (evaluate's output column `name` / `name@k`); `oracle`: the real tools (or
       hand derivations) its tests compare it with, as the measure tables print it; `method`: the `.rank_metrics`
       method computing it alone, whose columns are `method` / `method@k` (None: evaluate() only); `aliases`:
-      the other names evaluate() takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it.
+      the other names evaluate() takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it;
+      `trec_eval_forms`: how trec_eval prints it (`TrecEvalForm`, one per row of trec_eval's measure table: the
+      ``lodestar-polars trec_eval`` command prints it from these; none for a measure trec_eval lacks).
     - `parameter`: what `name@x` gives it: a cut-off (`name` or `name@k`; "required_cutoff": `name@k` only,
       the plan never asks it without one), a recall level (`name@0.5`, required: `at_level(level)` gives the
       measure at that level), or nothing (`name` only).
@@ -465,6 +502,7 @@ class Definition:
     running: Callable[[Context], list[Running]] = field(default=_no_running)
     options: tuple[Option, ...] = ()
     with_options: Callable[[Mapping[str, float]], Definition] | None = None
+    trec_eval_forms: tuple[TrecEvalForm, ...] = ()
 
     def configured(self, values: Mapping[str, float]) -> Definition:
         """The measure with its options set (the defaults where `values` names none), or itself.  A required

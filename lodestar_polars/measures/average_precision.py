@@ -35,10 +35,12 @@ from ._base import (
     Running,
     Spelling,
     Term,
+    TrecEvalForm,
     cut_at,
     term_name,
     within,
 )
+from ._trec_parameters import TREC_CUTOFFS
 
 
 def _ap_column(cutoff: int | None) -> str:
@@ -112,6 +114,10 @@ MEASURE = Definition(
     method="average_precision",
     aliases=("map", "average_precision"),
     trec_eval=Spelling("map", "map_cut_{k}"),
+    trec_eval_forms=(
+        TrecEvalForm("map"),
+        TrecEvalForm("map_cut", TREC_CUTOFFS),
+    ),
     ir_measures=Spelling("AP", "AP@{k}"),
     ranx=Spelling("map", "map@{k}"),
     family="threshold",

@@ -30,6 +30,7 @@ from ._base import (
     Running,
     Spelling,
     Term,
+    TrecEvalForm,
     term_name,
 )
 
@@ -87,6 +88,7 @@ MEASURE = Definition(
     method=None,
     aliases=("bing",),
     trec_eval=Spelling("binG", None),
+    trec_eval_forms=(TrecEvalForm("binG"),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="threshold",

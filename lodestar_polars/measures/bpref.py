@@ -33,6 +33,7 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    TrecEvalForm,
     term_name,
     unjudged,
 )
@@ -96,6 +97,7 @@ MEASURE = Definition(
     method=None,
     aliases=(),
     trec_eval=Spelling("bpref", None),
+    trec_eval_forms=(TrecEvalForm("bpref"),),
     ir_measures=Spelling("Bpref", None),
     # ranx's "bpref" differed from trec_eval's on the registry test's tool frame (not investigated further)
     ranx=NO_SPELLING,

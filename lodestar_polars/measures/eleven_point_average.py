@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from .._command_errors import UsageError
 from . import iprec_at_recall, recall
-from ._base import NO_SPELLING, Context, Definition, Spelling, Term
-
-TREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+from ._base import NO_SPELLING, Context, Definition, Spelling, Term, TrecEvalForm
+from ._trec_parameters import DECIMAL, TREC_RECALL_LEVELS
 
 
 def averaged(levels: Sequence[float]) -> Definition:
@@ -39,18 +39,33 @@ def averaged(levels: Sequence[float]) -> Definition:
     return MEASURE.with_terms(terms, value)
 
 
+def trec_eval_levels(parameters: str) -> list[str]:
+    """trec_eval's ``11pt_avg..25,.5,.75``: iprec at each level, in the order given (trec_eval keeps that order:
+    levels out of order, or given twice, change what its walk adds, `trec_eval.quirks.eleven_point_walk`)."""
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure '11pt_avg.{parameters}': recall levels must be decimal numbers separated by commas."
+        raise UsageError(msg)
+    levels = [float(value) for value in values]
+    if max(levels) > 1.0:
+        msg = f"measure '11pt_avg.{parameters}': recall levels must lie from 0 to 1."
+        raise UsageError(msg)
+    return [f"iprec@{level!r}" for level in levels]
+
+
 MEASURE = Definition(
     name="11pt_avg",
     oracle="trec_eval binary",
     method=None,
     aliases=("ipavg", "11pt_average"),
     trec_eval=Spelling("11pt_avg", None),
+    trec_eval_forms=(TrecEvalForm("11pt_avg", averaged=trec_eval_levels),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="threshold",
     needs=iprec_at_recall.MEASURE.needs,
-    terms=lambda context, cutoff: averaged(TREC_LEVELS).terms(context, cutoff),
-    value=lambda context, cutoff: averaged(TREC_LEVELS).value(context, cutoff),
+    terms=lambda context, cutoff: averaged(TREC_RECALL_LEVELS).terms(context, cutoff),
+    value=lambda context, cutoff: averaged(TREC_RECALL_LEVELS).value(context, cutoff),
     bounds=(0.0, 1.0),
     no_relevant=recall.NO_RELEVANT,
     parameter="none",

@@ -39,6 +39,7 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    TrecEvalForm,
     term_name,
 )
 
@@ -65,6 +66,7 @@ MEASURE = Definition(
     method=None,
     aliases=("normalized_gain",),
     trec_eval=Spelling("G", None),
+    trec_eval_forms=(TrecEvalForm("G", gains=True),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="gain",

@@ -46,6 +46,7 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    TrecEvalForm,
     term_name,
 )
 
@@ -77,6 +78,7 @@ MEASURE = Definition(
     method=None,
     aliases=("inferred_ap",),
     trec_eval=Spelling("infAP", None),
+    trec_eval_forms=(TrecEvalForm("infAP"),),
     ir_measures=Spelling("infAP", None),
     ranx=NO_SPELLING,
     family="threshold",

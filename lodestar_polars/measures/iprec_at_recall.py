@@ -29,10 +29,12 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    TrecEvalForm,
     at_parameter,
     only_at_a_parameter,
     term_name,
 )
+from ._trec_parameters import TREC_RECALL_LEVELS
 
 
 def _column(level: float) -> str:
@@ -67,6 +69,7 @@ MEASURE = Definition(
     method=None,
     aliases=("iprec_at_recall",),
     trec_eval=Spelling(None, "iprec_at_recall_{k:.2f}"),
+    trec_eval_forms=(TrecEvalForm("iprec_at_recall", TREC_RECALL_LEVELS, levels=True),),
     ir_measures=Spelling(None, "IPrec@{k}"),
     ranx=NO_SPELLING,
     family="threshold",

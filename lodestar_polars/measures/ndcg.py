@@ -20,7 +20,19 @@ import polars as pl
 
 from .._checks import DataCheck, message, quoted, row_check
 from . import dcg
-from ._base import PREFIX, RELEVANCE, Context, Definition, NoRelevant, Quantity, Spelling, cut_at, ideal_dcg
+from ._base import (
+    PREFIX,
+    RELEVANCE,
+    Context,
+    Definition,
+    NoRelevant,
+    Quantity,
+    Spelling,
+    TrecEvalForm,
+    cut_at,
+    ideal_dcg,
+)
+from ._trec_parameters import TREC_CUTOFFS
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -69,6 +81,10 @@ MEASURE = Definition(
     method="ndcg",
     aliases=(),
     trec_eval=Spelling("ndcg", "ndcg_cut_{k}"),
+    trec_eval_forms=(
+        TrecEvalForm("ndcg", gains=True),
+        TrecEvalForm("ndcg_cut", TREC_CUTOFFS),
+    ),
     ir_measures=Spelling("nDCG", "nDCG@{k}"),
     ranx=Spelling("ndcg", "ndcg@{k}"),
     family="gain",

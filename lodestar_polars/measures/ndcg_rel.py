@@ -49,6 +49,7 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    TrecEvalForm,
     ideal_dcg,
     term_name,
 )
@@ -163,6 +164,7 @@ MEASURE = Definition(
     method=None,
     aliases=(),
     trec_eval=Spelling("ndcg_rel", None),
+    trec_eval_forms=(TrecEvalForm("ndcg_rel", gains=True),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="gain",

@@ -12,7 +12,7 @@ import math
 
 import polars as pl
 
-from ._base import NO_SPELLING, RELEVANT, Context, Definition, Spelling, Term, term_name, unjudged
+from ._base import NO_SPELLING, RELEVANT, Context, Definition, Spelling, Term, TrecEvalForm, term_name, unjudged
 
 NONRELEVANT_JUDGED = term_name("nonrelevant_judged", None)
 
@@ -32,6 +32,7 @@ MEASURE = Definition(
     method=None,
     aliases=(),
     trec_eval=Spelling("num_nonrel_judged_ret", None),
+    trec_eval_forms=(TrecEvalForm("num_nonrel_judged_ret", printed="count"),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="threshold",

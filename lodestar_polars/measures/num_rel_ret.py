@@ -11,7 +11,7 @@ import math
 import polars as pl
 
 from . import _hits
-from ._base import NO_SPELLING, Context, Definition, Spelling, Term
+from ._base import NO_SPELLING, Context, Definition, Spelling, Term, TrecEvalForm
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
@@ -28,6 +28,7 @@ MEASURE = Definition(
     method=None,
     aliases=(),
     trec_eval=Spelling("num_rel_ret", None),
+    trec_eval_forms=(TrecEvalForm("num_rel_ret", printed="count"),),
     ir_measures=Spelling("NumRelRet", None),
     ranx=NO_SPELLING,
     family="threshold",

@@ -10,7 +10,7 @@ import math
 
 import polars as pl
 
-from ._base import NO_SPELLING, ROWS, Context, Definition, Spelling, Term
+from ._base import NO_SPELLING, ROWS, Context, Definition, Spelling, Term, TrecEvalForm
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
@@ -27,6 +27,7 @@ MEASURE = Definition(
     method=None,
     aliases=(),
     trec_eval=Spelling("num_ret", None),
+    trec_eval_forms=(TrecEvalForm("num_ret", printed="count"),),
     ir_measures=Spelling("NumRet", None),
     ranx=NO_SPELLING,
     family="threshold",

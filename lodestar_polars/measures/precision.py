@@ -11,7 +11,8 @@ import math
 import polars as pl
 
 from . import _hits
-from ._base import ROWS, Context, Definition, Spelling, cut_at, exact_quotient
+from ._base import ROWS, Context, Definition, Spelling, TrecEvalForm, cut_at, exact_quotient
+from ._trec_parameters import TREC_CUTOFFS
 
 
 def _as_float(value: int) -> float:
@@ -36,6 +37,7 @@ MEASURE = Definition(
     method="precision",
     aliases=("precision",),
     trec_eval=Spelling(None, "P_{k}"),
+    trec_eval_forms=(TrecEvalForm("P", TREC_CUTOFFS),),
     ir_measures=Spelling(None, "P@{k}"),
     ranx=Spelling("precision", "precision@{k}"),
     family="threshold",

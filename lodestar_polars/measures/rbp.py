@@ -40,11 +40,13 @@ from ._base import (
     Running,
     Spelling,
     Term,
+    TrecEvalForm,
     cut,
     cut_at,
     option_text,
     term_name,
 )
+from ._trec_parameters import persistence_columns
 
 DEFAULT_PERSISTENCE = 0.9
 
@@ -145,6 +147,7 @@ MEASURE = Definition(
     method=None,
     aliases=("rank_biased_precision",),
     trec_eval=Spelling("rbp", None),
+    trec_eval_forms=(TrecEvalForm("rbp", columns=persistence_columns("rbp", "rbp")),),
     ir_measures=Spelling(f"RBP(p={DEFAULT_PERSISTENCE})", f"RBP(p={DEFAULT_PERSISTENCE})@{{k}}"),
     ranx=NO_SPELLING,
     family="gain",

@@ -31,9 +31,11 @@ from ._base import (
     Running,
     Spelling,
     Term,
+    TrecEvalForm,
     option_text,
     term_name,
 )
+from ._trec_parameters import persistence_columns
 
 UNJUDGED_ROWS = term_name("unjudged_rows", None)
 
@@ -109,6 +111,7 @@ MEASURE = Definition(
     method=None,
     aliases=(),
     trec_eval=Spelling("rbp_resid", None),
+    trec_eval_forms=(TrecEvalForm("rbp_resid", columns=persistence_columns("rbp_resid", "rbp_resid")),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="gain",

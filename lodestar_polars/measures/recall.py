@@ -10,7 +10,8 @@ from __future__ import annotations
 import polars as pl
 
 from . import _hits
-from ._base import Context, Definition, NoRelevant, Quantity, Spelling, cut_at
+from ._base import Context, Definition, NoRelevant, Quantity, Spelling, TrecEvalForm, cut_at
+from ._trec_parameters import TREC_CUTOFFS
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -36,6 +37,7 @@ MEASURE = Definition(
     method="recall",
     aliases=("recall",),
     trec_eval=Spelling(None, "recall_{k}"),
+    trec_eval_forms=(TrecEvalForm("recall", TREC_CUTOFFS),),
     ir_measures=Spelling(None, "R@{k}"),
     ranx=Spelling("recall", "recall@{k}"),
     family="threshold",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import _first_relevant
-from ._base import Context, Definition, Derived, Spelling, cut_at
+from ._base import Context, Definition, Derived, Spelling, TrecEvalForm, cut_at
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -27,6 +27,7 @@ MEASURE = Definition(
     method="reciprocal_rank",
     aliases=("mrr", "recip_rank", "reciprocal_rank"),
     trec_eval=Spelling("recip_rank", None),
+    trec_eval_forms=(TrecEvalForm("recip_rank"),),
     ir_measures=Spelling("RR", "RR@{k}"),
     ranx=Spelling("mrr", "mrr@{k}"),
     family="threshold",

@@ -11,7 +11,8 @@ from __future__ import annotations
 import polars as pl
 
 from . import _hits, recall
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, cut_at
+from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, TrecEvalForm, cut_at
+from ._trec_parameters import TREC_CUTOFFS
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -28,6 +29,7 @@ MEASURE = Definition(
     method=None,
     aliases=("relative_precision",),
     trec_eval=Spelling(None, "relative_P_{k}"),
+    trec_eval_forms=(TrecEvalForm("relative_P", TREC_CUTOFFS),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="threshold",

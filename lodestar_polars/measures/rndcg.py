@@ -38,6 +38,7 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    TrecEvalForm,
     ideal_dcg,
     term_name,
 )
@@ -82,6 +83,7 @@ MEASURE = Definition(
     method=None,
     aliases=(),
     trec_eval=Spelling("Rndcg", None),
+    trec_eval_forms=(TrecEvalForm("Rndcg", gains=True),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="gain",

@@ -22,6 +22,7 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    TrecEvalForm,
     term_name,
 )
 
@@ -51,6 +52,7 @@ MEASURE = Definition(
     method=None,
     aliases=("r-precision", "r_precision"),
     trec_eval=Spelling("Rprec", None),
+    trec_eval_forms=(TrecEvalForm("Rprec"),),
     ir_measures=Spelling("Rprec", None),
     ranx=Spelling("r-precision", None),
     family="threshold",

@@ -26,10 +26,12 @@ from ._base import (
     Quantity,
     Spelling,
     Term,
+    TrecEvalForm,
     at_parameter,
     only_at_a_parameter,
     term_name,
 )
+from ._trec_parameters import parse_multipliers
 
 
 def positions_counted(multiplier: float, relevant_total: pl.Expr) -> pl.Expr:
@@ -64,12 +66,23 @@ def at_multiplier(multiplier: float) -> Definition:
     return at_parameter(MEASURE, multiplier, terms_at, value_at)
 
 
+# trec_eval's default multipliers of Rprec_mult (and Rprec_mult_avgjg)
+TREC_RPREC_MULTIPLIERS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+
+def trec_eval_columns(parameters: str | None) -> list[tuple[str, str]]:
+    """trec_eval's ``Rprec_mult``: one column per multiplier, printed ``Rprec_mult_0.20``."""
+    multipliers = TREC_RPREC_MULTIPLIERS if parameters is None else parse_multipliers("Rprec_mult", parameters)
+    return [(f"Rprec_mult_{m:3.2f}", f"rprec_mult@{m!r}") for m in multipliers]
+
+
 MEASURE = Definition(
     name="rprec_mult",
     oracle="trec_eval binary; pytrec_eval; every tied order enumerated",
     method=None,
     aliases=(),
     trec_eval=Spelling(None, "Rprec_mult_{k:.2f}"),
+    trec_eval_forms=(TrecEvalForm("Rprec_mult", columns=trec_eval_columns),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="threshold",

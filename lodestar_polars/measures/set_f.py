@@ -13,8 +13,10 @@ from dataclasses import replace
 
 import polars as pl
 
+from .._command_errors import UsageError
 from . import _set_counts, recall
-from ._base import NO_SPELLING, Context, Definition, Option, Quantity, Spelling, option_defaults
+from ._base import NO_SPELLING, Context, Definition, Option, Quantity, Spelling, TrecEvalForm, option_defaults
+from ._trec_parameters import decimals
 
 
 def _refusal(beta: float) -> str | None:
@@ -39,12 +41,25 @@ def with_options(values: Mapping[str, float]) -> Definition:
     return replace(MEASURE, value=_value(values["beta"]))
 
 
+def trec_eval_columns(parameters: str | None) -> list[tuple[str, str]]:
+    """trec_eval's set_F (beta 1), or set_F.x (beta x, printed set_F_x as trec_eval prints it: the text as given)."""
+    if parameters is None:
+        return [("set_F", "set_f")]
+    # trec_eval reads the first of several values
+    beta = decimals("set_F", parameters, None, "decimal numbers, the first one beta (weight of recall)")[0]
+    if float(beta) < 0:
+        msg = f"measure 'set_F.{parameters}': beta weighs recall against precision, from 0 up."
+        raise UsageError(msg)
+    return [(f"set_F_{parameters}", f"set_f(beta={float(beta)!r})")]
+
+
 MEASURE = Definition(
     name="set_f",
     oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=(),
     trec_eval=Spelling("set_F", None),
+    trec_eval_forms=(TrecEvalForm("set_F", columns=trec_eval_columns),),
     ir_measures=Spelling("SetF", None),
     ranx=NO_SPELLING,
     family="threshold",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import _set_counts, recall
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling
+from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, TrecEvalForm
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -26,6 +26,7 @@ MEASURE = Definition(
     method=None,
     aliases=("set_ap",),
     trec_eval=Spelling("set_map", None),
+    trec_eval_forms=(TrecEvalForm("set_map"),),
     ir_measures=Spelling("SetAP", None),
     ranx=NO_SPELLING,
     family="threshold",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import _set_counts
-from ._base import NO_SPELLING, Context, Definition, Spelling
+from ._base import NO_SPELLING, Context, Definition, Spelling, TrecEvalForm
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -23,6 +23,7 @@ MEASURE = Definition(
     method=None,
     aliases=("set_precision",),
     trec_eval=Spelling("set_P", None),
+    trec_eval_forms=(TrecEvalForm("set_P"),),
     ir_measures=Spelling("SetP", None),
     ranx=NO_SPELLING,
     family="threshold",

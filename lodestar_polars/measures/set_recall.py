@@ -9,7 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import _set_counts, recall
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling
+from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, TrecEvalForm
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -22,6 +22,7 @@ MEASURE = Definition(
     method=None,
     aliases=("set_r",),
     trec_eval=Spelling("set_recall", None),
+    trec_eval_forms=(TrecEvalForm("set_recall"),),
     ir_measures=Spelling("SetR", None),
     ranx=NO_SPELLING,
     family="threshold",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import _set_counts, recall
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling
+from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, TrecEvalForm
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -25,6 +25,7 @@ MEASURE = Definition(
     method=None,
     aliases=("set_relative_precision",),
     trec_eval=Spelling("set_relative_P", None),
+    trec_eval_forms=(TrecEvalForm("set_relative_P"),),
     ir_measures=Spelling("SetRelP", None),
     ranx=NO_SPELLING,
     family="threshold",

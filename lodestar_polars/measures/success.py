@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import _first_relevant
-from ._base import Context, Definition, Derived, Spelling, cut_at
+from ._base import Context, Definition, Derived, Spelling, TrecEvalForm, cut_at
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:
@@ -28,6 +28,7 @@ MEASURE = Definition(
     method="success",
     aliases=("hit_rate",),
     trec_eval=Spelling(None, "success_{k}"),
+    trec_eval_forms=(TrecEvalForm("success", (1, 5, 10)),),
     ir_measures=Spelling(None, "Success@{k}"),
     ranx=Spelling("hit_rate", "hit_rate@{k}"),
     family="threshold",

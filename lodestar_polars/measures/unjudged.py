@@ -17,7 +17,18 @@ import math
 import polars as pl
 
 from . import _unjudged
-from ._base import NO_SPELLING, ROWS, Context, Definition, Quantity, Spelling, Term, cut_at, exact_quotient
+from ._base import (
+    NO_SPELLING,
+    ROWS,
+    Context,
+    Definition,
+    Quantity,
+    Spelling,
+    Term,
+    TrecEvalForm,
+    cut_at,
+    exact_quotient,
+)
 
 
 def _extreme(context: Context) -> _unjudged.Extreme:
@@ -54,6 +65,7 @@ MEASURE = Definition(
     method=None,
     aliases=("unjudged",),
     trec_eval=Spelling(None, "unj_{k}"),
+    trec_eval_forms=(TrecEvalForm("unj", (5, 10, 20)),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="threshold",

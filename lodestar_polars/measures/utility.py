@@ -22,7 +22,20 @@ from dataclasses import replace
 import polars as pl
 
 from . import _hits
-from ._base import IN_RUN, NO_SPELLING, ROWS, Context, Definition, Option, Quantity, Spelling, Term, option_defaults
+from ._base import (
+    IN_RUN,
+    NO_SPELLING,
+    ROWS,
+    Context,
+    Definition,
+    Option,
+    Quantity,
+    Spelling,
+    Term,
+    TrecEvalForm,
+    option_defaults,
+)
+from ._trec_parameters import decimals
 
 
 def _any(value: float) -> str | None:
@@ -70,12 +83,23 @@ def with_options(values: Mapping[str, float]) -> Definition:
     return replace(MEASURE, value=_value(*(values[option.name] for option in OPTIONS)))
 
 
+def trec_eval_columns(parameters: str | None) -> list[tuple[str, str]]:
+    """trec_eval's utility (coefficients 1,-1,0,0), or utility.a,b,c,d (printed utility_a,b,c,d); -N fills
+    {collection}."""
+    if parameters is None:
+        return [("utility", "utility(collection={collection})")]
+    coefficients = decimals("utility", parameters, 4, "four decimal numbers a,b,c,d (the coefficients)")
+    options = ",".join(f"{name}={float(value)!r}" for name, value in zip("abcd", coefficients, strict=True))
+    return [(f"utility_{parameters}", f"utility({options},collection={{collection}})")]
+
+
 MEASURE = Definition(
     name="utility",
     oracle="trec_eval binary; hand derivations",
     method=None,
     aliases=(),
     trec_eval=Spelling("utility", None),
+    trec_eval_forms=(TrecEvalForm("utility", columns=trec_eval_columns, collection=True),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="threshold",

@@ -18,7 +18,7 @@ import math
 import polars as pl
 
 from . import average_precision
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, Term
+from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, Term, TrecEvalForm
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
@@ -38,6 +38,7 @@ MEASURE = Definition(
     method=None,
     aliases=(),
     trec_eval=Spelling("yaap", None),
+    trec_eval_forms=(TrecEvalForm("yaap"),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="threshold",

@@ -7,9 +7,10 @@ Its modules, by concern:
 - `command`: the judgments' format (``-R``) picks the adapter: `qrels` (the default), `prefs`
   (``-R prefs`` / ``-R qrels_prefs``, over the library's `lodestar_polars.preferences`), `qrels_jg`
   (``-R qrels_jg``, over the library's `lodestar_polars.judgment_groups`);
-- `measures`: trec_eval's measure table (names, the package measure each maps to, default parameters, how
-  it prints) and nicknames, and the ``-m`` values read into a request; `parameters`: the grammar of the text
-  after ``-m name.``;
+- `measures`: trec_eval's measure table, built from the forms each package measure declares (`TrecEvalForm`:
+  trec_eval's name, default parameters, how it prints) in trec_eval's print order, its nicknames, and the ``-m``
+  values read into a request; `parameters`: the grammar of the text after ``-m name.`` that a kind of form takes
+  (cut-offs, recall levels, gain pairs);
 - `files`: reading trec_eval's files (judgments, run or standard input, the ``-Z`` file);
 - `quirks`: what trec_eval computes otherwise than the package, reproduced on the per-query frame;
 - `relstring`: trec_eval's relstring; `summary`: its output lines and summaries.

@@ -1,103 +1,104 @@
-"""trec_eval's measure table: each measure's name, the package measure it maps to, its default parameters and
-how trec_eval prints it, in trec_eval's print order (measures.c); its nicknames; and the ``-m`` values read into
-a request (`parse_trec_measures`) and into the printed names and package columns (`printed_columns`).
+"""trec_eval's measure table, built from the measures' declarations: each package measure declares how trec_eval
+prints it (`TrecEvalForm`s on its `Definition`: trec_eval's name, default cut-offs or levels, parameter reading,
+print kind); what is trec_eval's own lives here: its print order (`TREC_ORDER`, measures.c's list), its rows that
+are no package measure (runid, num_q, relstring) and its nicknames.  `TREC_MEASURES` is the table in that order
+(a form missing from the order, or a name of the order no form declares, fails at import), with the ``-m``
+values read into a request (`parse_trec_measures`) and into the printed names and package columns
+(`printed_columns`).
 """
 
 from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from typing import Literal
 
 from .. import preferences
 from .._command_errors import UsageError
 from .._spec import level_column, parse_measure
+from ..measures._base import Definition, TrecEvalForm
 from ..measures._registry import REGISTRY
-from .parameters import (
-    eleven_point_levels,
-    parse_cutoffs,
-    parse_gain_pairs,
-    parse_levels,
-    persistence_columns,
-    rprec_mult_columns,
-    set_f_columns,
-    utility_columns,
-)
+from .parameters import parse_cutoffs, parse_gain_pairs, parse_levels
 from .relstring import relstring_length
 
 
 @dataclass(frozen=True)
 class TrecMeasure:
-    """One trec_eval measure: its name, the package measure it maps to, its default cut-offs (or recall levels)
-    and how trec_eval prints it: "float" (%6.4f per query and in the summary), "count" (%ld per query, the sum
-    over queries in the summary), "summary" (the summary line only, as gm_map) or "string" (relstring: a quoted
-    string per query, no summary line)."""
+    """One row of trec_eval's table: a measure's `TrecEvalForm` (its fields, see there) with `family`, the
+    package measure it maps to (the registry's name), or one of trec_eval's own rows: runid and num_q (`family`
+    None: computed here from the counts) and relstring (printed "string": a quoted string per query, no summary
+    line)."""
 
     name: str
     family: str | None  # None: computed here from the counts (runid, num_q)
     cutoffs: tuple[float, ...] | None  # None: one value, no cut-off; recall levels for iprec_at_recall
     printed: Literal["float", "count", "summary", "string"] = "float"
-    levels: bool = False  # the parameters are recall levels in [0, 1] (printed %3.2f), not cut-offs
-    # other parameters: from the text after the first dot of `-m name.text` (None: no text, the defaults), the
-    # (printed name, evaluate() measure name) of each value, in print order; it raises UsageError on bad text
+    levels: bool = False
     columns: Callable[[str | None], list[tuple[str, str]]] | None = None
-    # its evaluate() names hold `{collection}`, filled with -N (the documents in the collection)
     collection: bool = False
-    # a measure averaging others over its parameters: from the text of `-m name.text`, the evaluate() measure
-    # names averaged, added last to first (trec_eval's 11pt_avg over custom recall levels); printed `name_text`
     averaged: Callable[[str], list[str]] | None = None
-    # takes trec_eval's gain pairs, `-m name.1=3,2=9` (level=gain; the other levels' gain is the level), computed
-    # with that gain mapping, printed `name_1=3,2=9`
     gains: bool = False
 
+    @classmethod
+    def of(cls, form: TrecEvalForm, family: str) -> TrecMeasure:
+        """The row of a measure's form, `family` its registry name."""
+        return cls(family=family, **{field.name: getattr(form, field.name) for field in fields(form)})
 
-TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-TREC_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-# trec_eval's own order (measures.c), which is the order it prints in
-TREC_MEASURES = (
+
+# trec_eval's own order (measures.c's te_trec_measures), which is the order it prints in: of its measures, those
+# computed here (its preference and judgment-group measures are read by `preferences` and `qrels_jg`)
+TREC_ORDER = (
+    *("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank"),
+    *("iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg"),
+    *("binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P"),
+    *("success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "yaap"),
+    *("rbp", "rbp_resid", "unj"),
+)
+# trec_eval's rows that are no package measure
+TREC_OWN_ROWS = (
     TrecMeasure("runid", None, None),
     TrecMeasure("num_q", None, None),
-    TrecMeasure("num_ret", "num_ret", None, "count"),
-    TrecMeasure("num_rel", "num_rel", None, "count"),
-    TrecMeasure("num_rel_ret", "num_rel_ret", None, "count"),
-    TrecMeasure("map", "ap", None),
-    TrecMeasure("gm_map", "gm_map", None, "summary"),
-    TrecMeasure("Rprec", "rprec", None),
-    TrecMeasure("bpref", "bpref", None),
-    TrecMeasure("recip_rank", "rr", None),
-    TrecMeasure("iprec_at_recall", "iprec", TREC_RECALL_LEVELS, levels=True),
-    TrecMeasure("P", "p", TREC_CUTOFFS),
     TrecMeasure("relstring", None, None, "string"),
-    TrecMeasure("recall", "r", TREC_CUTOFFS),
-    TrecMeasure("infAP", "infap", None),
-    TrecMeasure("gm_bpref", "gm_bpref", None, "summary"),
-    TrecMeasure("Rprec_mult", "rprec_mult", None, columns=rprec_mult_columns),
-    TrecMeasure("utility", "utility", None, columns=utility_columns, collection=True),
-    TrecMeasure("11pt_avg", "11pt_avg", None, averaged=eleven_point_levels),
-    TrecMeasure("binG", "bin_g", None),
-    TrecMeasure("G", "g", None, gains=True),
-    TrecMeasure("dcg", "dcg", None, gains=True),
-    TrecMeasure("ideal_dcg", "ideal_dcg", None, gains=True),
-    TrecMeasure("ndcg", "ndcg", None, gains=True),
-    TrecMeasure("ndcg_rel", "ndcg_rel", None, gains=True),
-    TrecMeasure("Rndcg", "rndcg", None, gains=True),
-    TrecMeasure("ndcg_cut", "ndcg", TREC_CUTOFFS),
-    TrecMeasure("map_cut", "ap", TREC_CUTOFFS),
-    TrecMeasure("relative_P", "relative_p", TREC_CUTOFFS),
-    TrecMeasure("success", "success", (1, 5, 10)),
-    TrecMeasure("set_P", "set_p", None),
-    TrecMeasure("set_relative_P", "set_relative_p", None),
-    TrecMeasure("set_recall", "set_recall", None),
-    TrecMeasure("set_map", "set_map", None),
-    TrecMeasure("set_F", "set_f", None, columns=set_f_columns),
-    TrecMeasure("num_nonrel_judged_ret", "num_nonrel_judged_ret", None, "count"),
-    TrecMeasure("yaap", "yaap", None),
-    TrecMeasure("rbp", "rbp", None, columns=persistence_columns("rbp", "rbp")),
-    TrecMeasure("rbp_resid", "rbp_resid", None, columns=persistence_columns("rbp_resid", "rbp_resid")),
-    TrecMeasure("unj", "unj", (5, 10, 20)),
 )
+
+
+def print_table(
+    registry: Mapping[str, Definition], order: Sequence[str], own_rows: Iterable[TrecMeasure]
+) -> tuple[TrecMeasure, ...]:
+    """trec_eval's table: every form the `registry`'s measures declare and the `own_rows`, in the `order` of
+    their names.  A name declared twice, a declared name missing from `order`, or a name of `order` that nothing
+    declares is an error (raised at import: the table and the measures disagree)."""
+    declared = [(row, "trec_eval's own rows") for row in own_rows]
+    for family, definition in registry.items():
+        declared += [(TrecMeasure.of(form, family), f"measure {family!r}") for form in definition.trec_eval_forms]
+    rows: dict[str, TrecMeasure] = {}
+    declared_by: dict[str, str] = {}
+    for row, declarer in declared:
+        if row.name in rows:
+            msg = f"trec_eval measure {row.name!r} is declared twice: by {declared_by[row.name]} and by {declarer}"
+            raise RuntimeError(msg)
+        rows[row.name], declared_by[row.name] = row, declarer
+    unordered = [f"{name!r} ({declared_by[name]})" for name in rows if name not in order]
+    undeclared = [repr(name) for name in order if name not in rows]
+    repeated = sorted({repr(name) for name in order if order.count(name) > 1})
+    problems = [
+        f"{what}: {', '.join(names)}"
+        for what, names in [
+            ("not in trec_eval's print order (TREC_ORDER)", unordered),
+            ("in TREC_ORDER but declared by no measure's trec_eval_forms", undeclared),
+            ("repeated in TREC_ORDER", repeated),
+        ]
+        if names
+    ]
+    if problems:
+        msg = "trec_eval's measure table disagrees with the measures: " + "; ".join(problems)
+        raise RuntimeError(msg)
+    return tuple(rows[name] for name in order)
+
+
+TREC_MEASURES = print_table(REGISTRY, TREC_ORDER, TREC_OWN_ROWS)
 TREC_BY_NAME = {measure.name: measure for measure in TREC_MEASURES}
 # trec_eval's nicknames as its measures.c lists them; those of their measures not above are named on stderr
 TREC_NICKNAMES = {

@@ -1,119 +1,21 @@
-"""trec_eval's parameter grammar: the text after the first dot of ``-m name.parameters`` read as trec_eval reads
-it (cut-offs with C's atol, recall levels, multipliers, gain pairs ``level=gain``, set_F's beta, utility's
-coefficients, rbp's persistence), each refused with a message naming the measure where trec_eval would read
-something else than the user meant.
+"""trec_eval's parameter grammar of a kind of measure: the text after the first dot of ``-m name.parameters``
+read as trec_eval reads it (cut-offs with C's atol, recall levels, gain pairs ``level=gain``), each refused with a
+message naming the measure where trec_eval would read something else than the user meant.  A measure's
+`TrecEvalForm` says which kind it takes; the grammar of one measure (set_F's beta, utility's coefficients,
+Rprec_mult's multipliers, rbp's persistence, 11pt_avg's levels) is declared with the measure, in its module, from
+the pieces of `measures._trec_parameters`.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
 
 from .._command_errors import UsageError
+from ..measures._trec_parameters import DECIMAL
 
 _LEADING_INTEGER = re.compile(r"\s*([+-]?[0-9]+)")
 LARGEST_CUTOFF = 2**63 - 1  # trec_eval reads a cut-off as a C long (atol)
-
-
-_TREC_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
-def _decimals(name: str, parameters: str, count: int | None, what: str) -> list[str]:
-    """Comma-separated decimal numbers, `count` of them (None: any number)."""
-    values = parameters.split(",")
-    if (count is not None and len(values) != count) or not all(_TREC_DECIMAL.fullmatch(value) for value in values):
-        msg = f"measure '{name}.{parameters}': {what}."
-        raise UsageError(msg)
-    return values
-
-
-def set_f_columns(parameters: str | None) -> list[tuple[str, str]]:
-    """set_F (beta 1), or set_F.x (beta x, printed set_F_x as trec_eval prints it: the text as given)."""
-    if parameters is None:
-        return [("set_F", "set_f")]
-    # trec_eval reads the first of several values
-    beta = _decimals("set_F", parameters, None, "decimal numbers, the first one beta (weight of recall)")[0]
-    if float(beta) < 0:
-        msg = f"measure 'set_F.{parameters}': beta weighs recall against precision, from 0 up."
-        raise UsageError(msg)
-    return [(f"set_F_{parameters}", f"set_f(beta={float(beta)!r})")]
-
-
-def utility_columns(parameters: str | None) -> list[tuple[str, str]]:
-    """utility (coefficients 1,-1,0,0), or utility.a,b,c,d (printed utility_a,b,c,d); -N fills {collection}."""
-    if parameters is None:
-        return [("utility", "utility(collection={collection})")]
-    coefficients = _decimals("utility", parameters, 4, "four decimal numbers a,b,c,d (the coefficients)")
-    options = ",".join(f"{name}={float(value)!r}" for name, value in zip("abcd", coefficients, strict=True))
-    return [(f"utility_{parameters}", f"utility({options},collection={{collection}})")]
-
-
-def parse_multipliers(name: str, parameters: str) -> tuple[float, ...]:
-    """Positive multipliers as trec_eval takes them (``Rprec_mult.5.0,0.2,0.35``), sorted ascending as it
-    prints them; trec_eval refuses duplicates."""
-    values = [value.strip() for value in parameters.split(",")]
-    if not all(DECIMAL.fullmatch(value) for value in values):
-        msg = f"measure '{name}.{parameters}': multipliers must be decimal numbers separated by commas."
-        raise UsageError(msg)
-    multipliers = sorted(float(value) for value in values)
-    if multipliers[0] <= 0.0:
-        msg = f"measure '{name}.{parameters}': multipliers must be positive."
-        raise UsageError(msg)
-    if len(set(multipliers)) != len(multipliers):
-        msg = f"measure '{name}.{parameters}': duplicate multipliers."
-        raise UsageError(msg)
-    return tuple(multipliers)
-
-
-TREC_RPREC_MULTIPLIERS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
-
-
-def rprec_mult_columns(parameters: str | None) -> list[tuple[str, str]]:
-    """``Rprec_mult``'s columns: one per multiplier, printed ``Rprec_mult_0.20``."""
-    multipliers = TREC_RPREC_MULTIPLIERS if parameters is None else parse_multipliers("Rprec_mult", parameters)
-    return [(f"Rprec_mult_{m:3.2f}", f"rprec_mult@{m!r}") for m in multipliers]
-
-
-_PERSISTENCE_PAIR = re.compile(r"p=([0-9]*\.?[0-9]+|[0-9]+\.)")
-
-
-def persistence_columns(name: str, measure: str) -> Callable[[str | None], list[tuple[str, str]]]:
-    """``rbp`` / ``rbp_resid``'s column: trec_eval's ``-m rbp.p=0.95`` sets the persistence and prints
-    ``rbp_p=0.95`` (the parameter text as given); its gain pairs (``rbp.2=5``) are not taken here, where trec_eval's
-    gains are linear."""
-
-    def columns(parameters: str | None) -> list[tuple[str, str]]:
-        if parameters is None:
-            return [(name, measure)]
-        match = _PERSISTENCE_PAIR.fullmatch(parameters)
-        if match is None:
-            msg = (
-                f"measure '{name}.{parameters}': the only parameter taken here is the persistence, written "
-                f"'{name}.p=0.95'."
-            )
-            raise UsageError(msg)
-        p = float(match.group(1))
-        if not 0.0 < p < 1.0:
-            msg = f"measure '{name}.{parameters}': the persistence p lies strictly between 0 and 1."
-            raise UsageError(msg)
-        return [(f"{name}_{parameters}", f"{measure}(p={p!r})")]
-
-    return columns
-
-
-def eleven_point_levels(parameters: str) -> list[str]:
-    """``11pt_avg..25,.5,.75``: iprec at each level, in the order given (trec_eval keeps that order: levels out
-    of order, or given twice, change what its walk adds, `eleven_point_walk`)."""
-    values = [value.strip() for value in parameters.split(",")]
-    if not all(DECIMAL.fullmatch(value) for value in values):
-        msg = f"measure '11pt_avg.{parameters}': recall levels must be decimal numbers separated by commas."
-        raise UsageError(msg)
-    levels = [float(value) for value in values]
-    if max(levels) > 1.0:
-        msg = f"measure '11pt_avg.{parameters}': recall levels must lie from 0 to 1."
-        raise UsageError(msg)
-    return [f"iprec@{level!r}" for level in levels]
 
 
 _GAIN_PAIR = re.compile(r"([0-9]+)=([+-]?(?:[0-9]*\.?[0-9]+|[0-9]+\.))")
@@ -205,9 +107,6 @@ def parse_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
         msg = f"measure '{name}.{parameters}': duplicate cut-offs."
         raise UsageError(msg)
     return tuple(cutoffs)
-
-
-DECIMAL = re.compile(r"[0-9]*\.?[0-9]+|[0-9]+\.")
 
 
 def parse_levels(name: str, parameters: str) -> tuple[float, ...]:

@@ -17,9 +17,10 @@ from .. import judgment_groups
 from .._command_errors import EXIT_OK, DataError, UsageError
 from .._progress import Progress
 from .._spec import parse_measure
+from ..measures._trec_parameters import TREC_CUTOFFS, parse_multipliers
+from ..measures.rprec_mult import TREC_RPREC_MULTIPLIERS
 from .files import scan_qrels, scan_run_argument
-from .measures import TREC_CUTOFFS
-from .parameters import TREC_RPREC_MULTIPLIERS, parse_cutoffs, parse_multipliers
+from .parameters import parse_cutoffs
 from .summary import float_text, output_line, summarise
 
 # trec_eval's print order (measures.c); runid and num_q print in the summary only

@@ -11,8 +11,8 @@ from typing import Any
 import polars as pl
 
 from .._spec import parse_measure
+from ..measures.eleven_point_average import trec_eval_levels
 from .measures import TrecRequested, printed_columns
-from .parameters import eleven_point_levels
 
 
 def utility_without_collection(parameters: str | None, collection: int) -> tuple[str, str, float] | None:
@@ -113,7 +113,7 @@ def undefined_values(
         if "11pt_avg" in requested:
             text = requested["11pt_avg"]
             assert not isinstance(text, tuple)
-            averaged = [0.0] if text is None else [float(name[6:]) for name in eleven_point_levels(text)]
+            averaged = [0.0] if text is None else [float(name[6:]) for name in trec_eval_levels(text)]
             for _, column in printed_columns("11pt_avg", text):
                 undefined[column] = emptied & pl.any_horizontal([rank_zero(level) for level in averaged])
     if "Rndcg" in requested:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from .._command_errors import UsageError
-from .parameters import DECIMAL
+from ..measures._trec_parameters import DECIMAL
 
 RELSTRING_LENGTH = 10
 
