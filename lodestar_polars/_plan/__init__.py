@@ -100,7 +100,7 @@ from .keys import (
 )
 from .needs import _context, _definitions, _splits_positions
 from .quantities import _position
-from .registry import Build, expressions, frame_steps
+from .registry import Build, expressions, frame_steps, with_judged_query_values
 from .route import TermRows, route
 from .row_columns import _with_discounts, _with_term_columns
 from .rows import _emptied_queries, _first_retrieved, _judged_retrieved, _with_gain_and_relevant, _with_judged_relevance
@@ -141,7 +141,7 @@ def _flagged_per_query(
         rows = _with_judged_relevance(rows, build, keep_order=way.keeps_row_order)
     if not late:
         rows = _with_gain_and_relevant(rows, build)
-        rows = frame_steps(build, rows, lambda plan: plan.early_joins)
+        rows = with_judged_query_values(build, rows, keep_order=way.keeps_row_order)
     windows = [_position(spec, names, judged=judged).alias(POSITION)]
     if _splits_positions(spec):
         windows.append(_position(spec, names, judged=judged, by_relevant=True).alias(RELEVANT_POSITION))
@@ -164,7 +164,7 @@ def _flagged_per_query(
     if qrels is not None and way.term_rows is TermRows.LATE_JUDGED:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), build, keep_order=False)
         terms_rows = _with_gain_and_relevant(terms_rows, build)
-        terms_rows = frame_steps(build, terms_rows, lambda plan: plan.late_joins)
+        terms_rows = with_judged_query_values(build, terms_rows, keep_order=False)
         terms_rows = _with_term_columns(terms_rows, build)
     elif way.term_rows is TermRows.FIRST_RETRIEVED:  # the checks count every row
         # the ordered windows over every row (the ideal prefixes read the rows cut too), then the cut

@@ -25,7 +25,6 @@ from ..measures._base import (
     DISCOUNT_ABOVE,
     EXPECTED_DCG_ABOVE,
     GAIN,
-    GAIN_HIGH,
     IDEAL_DCG_AT,
     IDEAL_DISCOUNT,
     IDEAL_EXCESS_AT,
@@ -124,27 +123,6 @@ def _query_totals_in_rows(names: _Names) -> list[pl.Expr]:
     ]
 
 
-def _with_query_totals(
-    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
-) -> pl.LazyFrame:
-    """Each row gets its query's relevant total R and judged non-relevant total N: with judgments, from all
-    of the query's judged documents (retrieved or not; a negative level counts in neither, as trec_eval's
-    form_res_rels), joined on the query keys; without, from the query's rows."""
-    if qrels is None:
-        return rows.with_columns(_query_totals_in_rows(names))
-    relevance = pl.col(RELEVANCE)
-    totals = (
-        _qrels_rows(qrels, spec, names)
-        .group_by(names.query)
-        .agg(
-            (relevance > spec.threshold).sum().cast(pl.Float64).alias(ROW_RELEVANT_TOTAL),
-            (relevance <= spec.threshold).sum().cast(pl.Float64).alias(ROW_NONRELEVANT_TOTAL),
-        )
-    )
-    joined = rows.join(totals, on=names.query, how="left", maintain_order="left" if keep_order else "none")
-    return joined.with_columns(pl.col(ROW_RELEVANT_TOTAL, ROW_NONRELEVANT_TOTAL).fill_null(0.0))
-
-
 def _gain_follows_relevance(spec: Spec) -> bool:
     if isinstance(spec.gain, str):
         return True
@@ -166,20 +144,6 @@ def _discount(spec: Spec, position: pl.Expr) -> pl.Expr:
 
 def _greatest_gain() -> pl.Expr:
     return pl.max_horizontal(pl.col(GAIN).max(), 0.0).fill_null(0.0)
-
-
-def _with_greatest_gain(
-    rows: pl.LazyFrame, qrels: pl.LazyFrame | None, spec: Spec, names: _Names, keep_order: bool
-) -> pl.LazyFrame:
-    """Each row gets its query's greatest gain, taken with 0 (`Quantity.GREATEST_GAIN`): without judgments
-    over its rows, with them over its judged documents, retrieved or not (0 for a query without judgments)."""
-    greatest = _greatest_gain()
-    if qrels is None:
-        return rows.with_columns(greatest.over(names.group).alias(GAIN_HIGH))
-    judged = _qrels_rows(qrels, spec, names).with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
-    per_query = judged.group_by(names.query).agg(greatest.alias(GAIN_HIGH))
-    joined = rows.join(per_query, on=names.query, how="left", maintain_order="left" if keep_order else "none")
-    return joined.with_columns(pl.col(GAIN_HIGH).fill_null(0.0))
 
 
 def _positive_gains(spec: Spec) -> list[pl.Expr]:

@@ -43,11 +43,13 @@ from ..measures._base import (
     RELEVANT,
     RELEVANT_BEFORE,
     RELEVANT_COUNT,
+    ROW_NONRELEVANT_TOTAL,
+    ROW_RELEVANT_TOTAL,
     Quantity,
     ideal_dcg,
     ideal_err,
 )
-from .inputs import _gain
+from .inputs import _gain, _qrels_rows
 from .keys import RAW_RELEVANCE, SCORE, _Names
 from .needs import _cutoffs_needing, _needs, _threshold_position
 from .quantities import (
@@ -64,9 +66,7 @@ from .quantities import (
     _relevant_before,
     _run_prefixes,
     _tie_block_windows,
-    _with_greatest_gain,
     _with_ideal_prefixes,
-    _with_query_totals,
 )
 from .route import Route, TermRows
 
@@ -119,12 +119,13 @@ class QuantityPlan:
     - `judged_side`: columns of the judged documents joined with their level onto the run's rows (`rows.py`);
       `after_judged_join`: columns finished after that join;
     - `row_values`: per-row values of the relevance (gain, relevant flag), where the rows get their relevance;
-    - `early_joins`: with the judgments joined before the positions, per-query values joined onto the rows;
+    - `judged_query_values`: with judgments, aggregations over each query's judged documents (retrieved or not;
+      with the judged gain when the call needs it), all of them in one group-by joined onto the run's rows where
+      they get their relevance (0 for a query without judgments): `with_judged_query_values`;
     - `position_windows`: windows over each query's rows in the positions' context;
     - `after_positions`: steps after that context (with the judgments joined early, or none);
     - `ordered_windows`: windows ordered by position (in the running windows' context when the terms read every
       row); `ordered_joins`: with judgments, values of the ideal order joined on the position;
-    - `late_joins`: with the relevance joined late, per-query values joined onto the rows that count;
     - `row_columns`: per-row columns the terms read, after the windows; `running_windows`: the same as windows
       ordered by position, in the context of the measures' running windows (`Running`);
     - `discounts`: elementwise columns computed after any filter or fork of the rows (one logarithm a row);
@@ -140,12 +141,11 @@ class QuantityPlan:
     judged_side: Expressions = _nothing
     after_judged_join: Expressions = _nothing
     row_values: Expressions = _nothing
-    early_joins: FrameStep = _unchanged
+    judged_query_values: Expressions = _nothing
     position_windows: Expressions = _nothing
     after_positions: FrameStep = _unchanged
     ordered_windows: Expressions = _nothing
     ordered_joins: FrameStep = _unchanged
-    late_joins: FrameStep = _unchanged
     row_columns: Expressions = _nothing
     running_windows: Expressions = _nothing
     discounts: Expressions = _nothing
@@ -195,10 +195,6 @@ def _relevant_before_by_score(build: Build) -> list[pl.Expr]:
     return [_relevant_before(build.spec, build.names).alias(RELEVANT_BEFORE)]
 
 
-def _with_judged_greatest_gain(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
-    return _with_greatest_gain(rows, build.qrels_frame(), build.spec, build.names, keep_order=False)
-
-
 def _unless(condition: Callable[[Build], bool], builder: Expressions) -> Expressions:
     """`builder` where `condition` does not hold, nothing where it does."""
     return lambda build: [] if condition(build) else builder(build)
@@ -236,20 +232,18 @@ QUANTITY_PLANS: tuple[QuantityPlan, ...] = (
     QuantityPlan(
         Quantity.QUERY_TOTALS,
         reads=frozenset({Quantity.RELEVANT}),
-        early_joins=_step_when(
-            _judged, lambda b, rows: _with_query_totals(rows, b.qrels, b.spec, b.names, b.route.keeps_row_order)
-        ),
+        # a negative level counts in neither total (trec_eval's form_res_rels)
+        judged_query_values=lambda b: [
+            (pl.col(RELEVANCE) > b.spec.threshold).sum().cast(pl.Float64).alias(ROW_RELEVANT_TOTAL),
+            (pl.col(RELEVANCE) <= b.spec.threshold).sum().cast(pl.Float64).alias(ROW_NONRELEVANT_TOTAL),
+        ],
         position_windows=_unless(_judged, lambda b: _query_totals_in_rows(b.names)),
     ),
     QuantityPlan(
         Quantity.GREATEST_GAIN,
         reads=frozenset({Quantity.GAIN}),
         position_windows=_unless(_judged, lambda b: [_greatest_gain().over(b.names.group).alias(GAIN_HIGH)]),
-        after_positions=_step_when(
-            lambda b: b.judged and not b.late,
-            lambda b, rows: _with_greatest_gain(rows, b.qrels, b.spec, b.names, keep_order=b.route.keeps_row_order),
-        ),
-        late_joins=_with_judged_greatest_gain,
+        judged_query_values=lambda b: [_greatest_gain().alias(GAIN_HIGH)],
     ),
     QuantityPlan(
         Quantity.RELEVANT_COUNT,
@@ -369,6 +363,21 @@ def with_expressions(build: Build, frame: pl.LazyFrame, site: Callable[[Quantity
     """`frame` with what the needed quantities add at an expression site, in one context (unchanged when none)."""
     added = expressions(build, site)
     return frame.with_columns(added) if added else frame
+
+
+def with_judged_query_values(build: Build, rows: pl.LazyFrame, keep_order: bool) -> pl.LazyFrame:
+    """With judgments, the rows with what the needed quantities aggregate over each query's judged documents
+    (`QuantityPlan.judged_query_values`: R and N, the greatest gain), from one group-by over the judgments and one
+    join on the query keys (`keep_order`: keep the rows' order, for ties="input" / "reverse"); 0 for a query
+    without judgments.  Unchanged without judgments or when no quantity asks."""
+    aggregations = expressions(build, lambda plan: plan.judged_query_values)
+    if not build.judged or not aggregations:
+        return rows
+    names = build.names
+    judged = with_expressions(build, _qrels_rows(build.qrels_frame(), build.spec, names), lambda p: p.judgment_values)
+    per_query = judged.group_by(names.query).agg(aggregations)
+    joined = rows.join(per_query, on=names.query, how="left", maintain_order="left" if keep_order else "none")
+    return joined.with_columns(pl.col(a.meta.output_name()).fill_null(0.0) for a in aggregations)
 
 
 def within_cutoffs(build: Build, largest: int) -> list[pl.Expr]:
