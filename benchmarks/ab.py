@@ -35,6 +35,8 @@ Cases (each DataFrame call eager, Polars' default engine, all cores)
   key columns, the same groups again);
   qrels: `run.rank_metrics.ndcg(qrels=qrels, doc="doc", k=10)`, the run (query, doc, score) and the
   judgments (query, doc, relevance) being the file's columns in its row order;
+  qrels_whole: `run.rank_metrics.evaluate(["ap", "bpref", "ndcg"], qrels=qrels, doc="doc")`, the same frames,
+  measures without a cut-off (every row counts: the judged rows' sums, bpref's R and N joined per query);
   exprs: `df.group_by("query").agg(exprs.ndcg(k=10))`.
 - A case whose API a revision lacks (0.1.0 has no `evaluate`, `by=` or `exprs`) prints "n/a" and is not timed
   on either side.
@@ -154,6 +156,9 @@ def _always(package: Any) -> bool:
 
 
 BASIC = ("query", "relevance", "score")
+# with judgments, measures without a cut-off: every row's terms (the judged rows' sums), the judged query values
+# (bpref's R and N), the ideal DCG over every judged document
+JUDGED_WHOLE = ("ap", "bpref", "ndcg")
 CASES = [
     Case("ndcg@10", "ndcg(k=10)", BASIC, _always, _whole, lambda df: df.rank_metrics.ndcg(k=10)),
     Case("ndcg_score@10", "ndcg_score(k=10)", BASIC, _always, _whole, lambda df: df.rank_metrics.ndcg_score(k=10)),
@@ -189,6 +194,14 @@ CASES = [
         _always,
         _run_and_qrels,
         lambda run, qrels: run.rank_metrics.ndcg(qrels=qrels, doc="doc", k=10),
+    ),
+    Case(
+        "qrels_whole",
+        f'run.evaluate({list(JUDGED_WHOLE)}, qrels=, doc="doc")',
+        ("query", "doc", "relevance", "score"),
+        _has_method("evaluate"),
+        _run_and_qrels,
+        lambda run, qrels: run.rank_metrics.evaluate(list(JUDGED_WHOLE), qrels=qrels, doc="doc"),
     ),
     Case("exprs", 'group_by("query").agg(exprs.ndcg(k=10))', BASIC, _has_exprs, _whole, _exprs_ndcg),
 ]
