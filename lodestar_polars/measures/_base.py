@@ -361,6 +361,18 @@ class TrecEvalForm:
     gains: bool = False
 
 
+def trec_eval_spelling(measure: str, forms: Sequence[TrecEvalForm]) -> Spelling:
+    """How trec_eval names a measure, from its forms: the whole-list name is a form's without cut-offs, the cut
+    one ``name_{k}`` of its form with cut-offs (``name_{k:.2f}`` for recall levels).  A measure whose forms say
+    otherwise (a form with `columns` printing parameters, as Rprec_mult) gives its `trec_eval` itself."""
+    whole = [form.name for form in forms if form.cutoffs is None]
+    cut = [f"{form.name}_{{k:.2f}}" if form.levels else f"{form.name}_{{k}}" for form in forms if form.cutoffs]
+    if len(whole) > 1 or len(cut) > 1:
+        msg = f"{measure}: several trec_eval forms of one kind ({whole + cut}); give its trec_eval spelling"
+        raise ValueError(msg)
+    return Spelling(whole[0] if whole else None, cut[0] if cut else None)
+
+
 def _no_derived(context: Context, cutoff: int | None) -> list[Derived]:
     return []
 
@@ -433,9 +445,10 @@ class Definition:
     - `name`: the canonical name (evaluate's output column `name` / `name@k`); `oracle`: the real tools (or
       hand derivations) its tests compare it with, as the measure tables print it; `method`: the `.rank_metrics`
       method computing it alone, whose columns are `method` / `method@k` (None: evaluate() only); `aliases`:
-      the other names evaluate() takes (lower case); `trec_eval`, `ir_measures`, `ranx`: how those tools name it;
+      the other names evaluate() takes (lower case); `ir_measures`, `ranx`, `trec_eval`: how those tools name it;
       `trec_eval_forms`: how trec_eval prints it (`TrecEvalForm`, one per row of trec_eval's measure table: the
-      ``lodestar-polars trec_eval`` command prints it from these; none for a measure trec_eval lacks).
+      ``lodestar-polars trec_eval`` command prints it from these; none for a measure trec_eval lacks), from
+      which its `trec_eval` spelling is derived unless the measure gives `trec_eval_names` (`trec_eval_spelling`).
     - `parameter`: what `name@x` gives it: a cut-off (`name` or `name@k`; "required_cutoff": `name@k` only,
       the plan never asks it without one), a recall level (`name@0.5`, required: `at_level(level)` gives the
       measure at that level), or nothing (`name` only).
@@ -476,7 +489,6 @@ class Definition:
     oracle: str
     method: str | None
     aliases: tuple[str, ...]
-    trec_eval: Spelling
     ir_measures: Spelling
     ranx: Spelling
     family: Family
@@ -503,6 +515,15 @@ class Definition:
     options: tuple[Option, ...] = ()
     with_options: Callable[[Mapping[str, float]], Definition] | None = None
     trec_eval_forms: tuple[TrecEvalForm, ...] = ()
+    # trec_eval's names when its forms do not give them (`trec_eval`)
+    trec_eval_names: Spelling | None = None
+
+    @functools.cached_property
+    def trec_eval(self) -> Spelling:
+        """How trec_eval names it: `trec_eval_names`, else derived from its forms (`trec_eval_spelling`)."""
+        if self.trec_eval_names is not None:
+            return self.trec_eval_names
+        return trec_eval_spelling(self.name, self.trec_eval_forms)
 
     def configured(self, values: Mapping[str, float]) -> Definition:
         """The measure with its options set (the defaults where `values` names none), or itself.  A required

@@ -113,7 +113,6 @@ MEASURE = Definition(
     oracle="trec_eval binary (`map`, `map_cut`); ranx; every tied order enumerated",
     method="average_precision",
     aliases=("map", "average_precision"),
-    trec_eval=Spelling("map", "map_cut_{k}"),
     trec_eval_forms=(
         TrecEvalForm("map"),
         TrecEvalForm("map_cut", TREC_CUTOFFS),

@@ -97,7 +97,6 @@ MEASURE = Definition(
     oracle="ir_measures (cwl_eval); hand derivations",
     method=None,
     aliases=(),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling(None, "BPM(max_rel={max_rel})@{k}"),
     ranx=NO_SPELLING,
     family="gain",

@@ -96,7 +96,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; pytrec_eval; every tied order enumerated",
     method=None,
     aliases=(),
-    trec_eval=Spelling("bpref", None),
     trec_eval_forms=(TrecEvalForm("bpref"),),
     ir_measures=Spelling("Bpref", None),
     # ranx's "bpref" differed from trec_eval's on the registry test's tool frame (not investigated further)

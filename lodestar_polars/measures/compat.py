@@ -215,7 +215,6 @@ MEASURE = Definition(
     oracle="ir_measures (its compat provider); hand derivations",
     method=None,
     aliases=("compatibility",),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling("Compat", None),
     ranx=NO_SPELLING,
     family="threshold",

@@ -58,7 +58,6 @@ MEASURE = Definition(
     oracle="scikit-learn `dcg_score`; trec_eval binary (`dcg`); every tied order enumerated",
     method="dcg",
     aliases=(),
-    trec_eval=Spelling("dcg", None),
     trec_eval_forms=(TrecEvalForm("dcg", gains=True),),
     ir_measures=NO_SPELLING,
     ranx=Spelling("dcg", "dcg@{k}"),

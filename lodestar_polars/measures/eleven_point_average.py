@@ -16,7 +16,7 @@ import polars as pl
 
 from .._command_errors import UsageError
 from . import iprec_at_recall, recall
-from ._base import NO_SPELLING, Context, Definition, Spelling, Term, TrecEvalForm
+from ._base import NO_SPELLING, Context, Definition, Term, TrecEvalForm
 from ._trec_parameters import DECIMAL, TREC_RECALL_LEVELS
 
 
@@ -58,7 +58,6 @@ MEASURE = Definition(
     oracle="trec_eval binary",
     method=None,
     aliases=("ipavg", "11pt_average"),
-    trec_eval=Spelling("11pt_avg", None),
     trec_eval_forms=(TrecEvalForm("11pt_avg", averaged=trec_eval_levels),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

@@ -88,7 +88,6 @@ MEASURE = Definition(
     oracle="ir_measures (gdeval, 5 decimals); hand derivations; every tied order enumerated",
     method=None,
     aliases=("expected_reciprocal_rank",),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling(None, "ERR@{k}"),
     ranx=NO_SPELLING,
     family="gain",

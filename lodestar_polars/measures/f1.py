@@ -35,7 +35,6 @@ MEASURE = Definition(
     oracle="ranx; every tied order enumerated",
     method=None,
     aliases=(),
-    trec_eval=NO_SPELLING,
     ir_measures=NO_SPELLING,
     ranx=Spelling("f1", "f1@{k}"),
     family="threshold",

@@ -13,13 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import bpref
-from ._base import NO_SPELLING, Spelling, TrecEvalForm
+from ._base import NO_SPELLING, TrecEvalForm
 
 MEASURE = replace(
     bpref.MEASURE,
     name="gm_bpref",
     oracle="trec_eval binary; every tied order enumerated (per query)",
-    trec_eval=Spelling("gm_bpref", None),
     trec_eval_forms=(TrecEvalForm("gm_bpref", printed="summary"),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

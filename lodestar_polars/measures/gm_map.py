@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import average_precision, recall
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, Term, TrecEvalForm
+from ._base import NO_SPELLING, Context, Definition, Quantity, Term, TrecEvalForm
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
@@ -28,7 +28,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; pytrec_eval",
     method=None,
     aliases=("gmap",),
-    trec_eval=Spelling("gm_map", None),
     trec_eval_forms=(TrecEvalForm("gm_map", printed="summary"),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

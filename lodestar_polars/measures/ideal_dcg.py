@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, Term, TrecEvalForm, cut_at, ideal_dcg
+from ._base import NO_SPELLING, Context, Definition, Quantity, Term, TrecEvalForm, cut_at, ideal_dcg
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
@@ -27,7 +27,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; scikit-learn `dcg_score` of the ideal order",
     method=None,
     aliases=("idcg",),
-    trec_eval=Spelling("ideal_dcg", None),
     trec_eval_forms=(TrecEvalForm("ideal_dcg", gains=True),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

@@ -77,7 +77,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; hand derivations",
     method=None,
     aliases=("inferred_ap",),
-    trec_eval=Spelling("infAP", None),
     trec_eval_forms=(TrecEvalForm("infAP"),),
     ir_measures=Spelling("infAP", None),
     ranx=NO_SPELLING,

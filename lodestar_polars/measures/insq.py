@@ -91,7 +91,6 @@ MEASURE = Definition(
     oracle="ir_measures (cwl_eval); hand derivations; every tied order enumerated",
     method=None,
     aliases=(),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling("INSQ(max_rel={max_rel})", None),
     ranx=NO_SPELLING,
     family="gain",

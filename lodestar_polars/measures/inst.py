@@ -129,7 +129,6 @@ MEASURE = Definition(
     oracle="ir_measures (cwl_eval); hand derivations; trigamma against exact fractions",
     method=None,
     aliases=(),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling("INST(max_rel={max_rel})", None),
     ranx=NO_SPELLING,
     family="gain",

@@ -68,7 +68,6 @@ MEASURE = Definition(
     oracle="trec_eval binary (trec_eval 10's rounding); pytrec_eval where its rounding agrees",
     method=None,
     aliases=("iprec_at_recall",),
-    trec_eval=Spelling(None, "iprec_at_recall_{k:.2f}"),
     trec_eval_forms=(TrecEvalForm("iprec_at_recall", TREC_RECALL_LEVELS, levels=True),),
     ir_measures=Spelling(None, "IPrec@{k}"),
     ranx=NO_SPELLING,

@@ -45,7 +45,6 @@ MEASURE = Definition(
     ),
     method=None,
     aliases=(),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling("Judged", "Judged@{k}"),
     ranx=NO_SPELLING,
     family="threshold",

@@ -80,7 +80,6 @@ MEASURE = Definition(
     ),
     method="ndcg",
     aliases=(),
-    trec_eval=Spelling("ndcg", "ndcg_cut_{k}"),
     trec_eval_forms=(
         TrecEvalForm("ndcg", gains=True),
         TrecEvalForm("ndcg_cut", TREC_CUTOFFS),

@@ -39,7 +39,6 @@ MEASURE = Definition(
     oracle="NTCIREVAL (pyNTCIREVAL, gains 1:3:7:15); ndeval nERR-IA, one subtopic, binary; hand derivations",
     method=None,
     aliases=(),
-    trec_eval=NO_SPELLING,
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
     family="gain",

@@ -91,7 +91,6 @@ MEASURE = Definition(
     oracle="ir_measures (cwl_eval); hand derivations",
     method=None,
     aliases=(),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling("NERR10(max_rel={max_rel})", None),
     ranx=NO_SPELLING,
     family="gain",

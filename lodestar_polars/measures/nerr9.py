@@ -110,7 +110,6 @@ MEASURE = Definition(
     oracle="ir_measures (cwl_eval); hand derivations; harmonic numbers against exact fractions",
     method=None,
     aliases=(),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling(None, "NERR9(max_rel={max_rel})@{k}"),
     ranx=NO_SPELLING,
     family="gain",

@@ -12,7 +12,7 @@ import math
 
 import polars as pl
 
-from ._base import NO_SPELLING, RELEVANT, Context, Definition, Spelling, Term, TrecEvalForm, term_name, unjudged
+from ._base import NO_SPELLING, RELEVANT, Context, Definition, Term, TrecEvalForm, term_name, unjudged
 
 NONRELEVANT_JUDGED = term_name("nonrelevant_judged", None)
 
@@ -31,7 +31,6 @@ MEASURE = Definition(
     oracle="trec_eval binary",
     method=None,
     aliases=(),
-    trec_eval=Spelling("num_nonrel_judged_ret", None),
     trec_eval_forms=(TrecEvalForm("num_nonrel_judged_ret", printed="count"),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

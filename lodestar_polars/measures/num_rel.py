@@ -27,7 +27,6 @@ MEASURE = Definition(
     oracle="trec_eval binary",
     method=None,
     aliases=(),
-    trec_eval=Spelling("num_rel", None),
     trec_eval_forms=(TrecEvalForm("num_rel", printed="count"),),
     ir_measures=Spelling("NumRel", None),
     ranx=NO_SPELLING,

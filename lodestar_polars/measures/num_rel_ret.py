@@ -27,7 +27,6 @@ MEASURE = Definition(
     oracle="trec_eval binary",
     method=None,
     aliases=(),
-    trec_eval=Spelling("num_rel_ret", None),
     trec_eval_forms=(TrecEvalForm("num_rel_ret", printed="count"),),
     ir_measures=Spelling("NumRelRet", None),
     ranx=NO_SPELLING,

@@ -26,7 +26,6 @@ MEASURE = Definition(
     oracle="trec_eval binary",
     method=None,
     aliases=(),
-    trec_eval=Spelling("num_ret", None),
     trec_eval_forms=(TrecEvalForm("num_ret", printed="count"),),
     ir_measures=Spelling("NumRet", None),
     ranx=NO_SPELLING,

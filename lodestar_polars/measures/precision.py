@@ -36,7 +36,6 @@ MEASURE = Definition(
     oracle="trec_eval binary (`P`); ranx; ir_measures; every tied order enumerated",
     method="precision",
     aliases=("precision",),
-    trec_eval=Spelling(None, "P_{k}"),
     trec_eval_forms=(TrecEvalForm("P", TREC_CUTOFFS),),
     ir_measures=Spelling(None, "P@{k}"),
     ranx=Spelling("precision", "precision@{k}"),

@@ -146,7 +146,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; ir_measures (its trectools and cwl_eval providers); every tied order enumerated",
     method=None,
     aliases=("rank_biased_precision",),
-    trec_eval=Spelling("rbp", None),
     trec_eval_forms=(TrecEvalForm("rbp", columns=persistence_columns("rbp", "rbp")),),
     ir_measures=Spelling(f"RBP(p={DEFAULT_PERSISTENCE})", f"RBP(p={DEFAULT_PERSISTENCE})@{{k}}"),
     ranx=NO_SPELLING,

@@ -36,7 +36,6 @@ MEASURE = Definition(
     oracle="trec_eval binary (`recall`); ranx; every tied order enumerated",
     method="recall",
     aliases=("recall",),
-    trec_eval=Spelling(None, "recall_{k}"),
     trec_eval_forms=(TrecEvalForm("recall", TREC_CUTOFFS),),
     ir_measures=Spelling(None, "R@{k}"),
     ranx=Spelling("recall", "recall@{k}"),

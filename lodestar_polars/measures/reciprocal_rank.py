@@ -26,7 +26,6 @@ MEASURE = Definition(
     oracle="trec_eval binary (`recip_rank`); ranx; every tied order enumerated",
     method="reciprocal_rank",
     aliases=("mrr", "recip_rank", "reciprocal_rank"),
-    trec_eval=Spelling("recip_rank", None),
     trec_eval_forms=(TrecEvalForm("recip_rank"),),
     ir_measures=Spelling("RR", "RR@{k}"),
     ranx=Spelling("mrr", "mrr@{k}"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from . import _hits, recall
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, TrecEvalForm, cut_at
+from ._base import NO_SPELLING, Context, Definition, Quantity, TrecEvalForm, cut_at
 from ._trec_parameters import TREC_CUTOFFS
 
 
@@ -28,7 +28,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; every tied order enumerated",
     method=None,
     aliases=("relative_precision",),
-    trec_eval=Spelling(None, "relative_P_{k}"),
     trec_eval_forms=(TrecEvalForm("relative_P", TREC_CUTOFFS),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

@@ -51,7 +51,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; pytrec_eval; every tied order enumerated",
     method=None,
     aliases=("r-precision", "r_precision"),
-    trec_eval=Spelling("Rprec", None),
     trec_eval_forms=(TrecEvalForm("Rprec"),),
     ir_measures=Spelling("Rprec", None),
     ranx=Spelling("r-precision", None),

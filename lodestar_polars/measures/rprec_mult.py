@@ -81,7 +81,7 @@ MEASURE = Definition(
     oracle="trec_eval binary; pytrec_eval; every tied order enumerated",
     method=None,
     aliases=(),
-    trec_eval=Spelling(None, "Rprec_mult_{k:.2f}"),
+    trec_eval_names=Spelling(None, "Rprec_mult_{k:.2f}"),
     trec_eval_forms=(TrecEvalForm("Rprec_mult", columns=trec_eval_columns),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,

@@ -195,7 +195,6 @@ MEASURE = Definition(
     oracle="ir_measures (cwl_eval); hand derivations; every tied order enumerated",
     method=None,
     aliases=("scaled_dcg",),
-    trec_eval=NO_SPELLING,
     ir_measures=Spelling(None, "SDCG(max_rel={max_rel})@{k}"),
     ranx=NO_SPELLING,
     family="gain",

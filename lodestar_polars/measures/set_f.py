@@ -58,7 +58,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=(),
-    trec_eval=Spelling("set_F", None),
     trec_eval_forms=(TrecEvalForm("set_F", columns=trec_eval_columns),),
     ir_measures=Spelling("SetF", None),
     ranx=NO_SPELLING,

@@ -25,7 +25,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=("set_ap",),
-    trec_eval=Spelling("set_map", None),
     trec_eval_forms=(TrecEvalForm("set_map"),),
     ir_measures=Spelling("SetAP", None),
     ranx=NO_SPELLING,

@@ -22,7 +22,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=("set_precision",),
-    trec_eval=Spelling("set_P", None),
     trec_eval_forms=(TrecEvalForm("set_P"),),
     ir_measures=Spelling("SetP", None),
     ranx=NO_SPELLING,

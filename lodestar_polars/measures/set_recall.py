@@ -21,7 +21,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=("set_r",),
-    trec_eval=Spelling("set_recall", None),
     trec_eval_forms=(TrecEvalForm("set_recall"),),
     ir_measures=Spelling("SetR", None),
     ranx=NO_SPELLING,

@@ -24,7 +24,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; ir_measures",
     method=None,
     aliases=("set_relative_precision",),
-    trec_eval=Spelling("set_relative_P", None),
     trec_eval_forms=(TrecEvalForm("set_relative_P"),),
     ir_measures=Spelling("SetRelP", None),
     ranx=NO_SPELLING,

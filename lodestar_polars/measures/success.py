@@ -27,7 +27,6 @@ MEASURE = Definition(
     oracle="trec_eval binary (`success`); ranx `hit_rate`; every tied order enumerated",
     method="success",
     aliases=("hit_rate",),
-    trec_eval=Spelling(None, "success_{k}"),
     trec_eval_forms=(TrecEvalForm("success", (1, 5, 10)),),
     ir_measures=Spelling(None, "Success@{k}"),
     ranx=Spelling("hit_rate", "hit_rate@{k}"),

@@ -18,7 +18,7 @@ import math
 import polars as pl
 
 from . import average_precision
-from ._base import NO_SPELLING, Context, Definition, Quantity, Spelling, Term, TrecEvalForm
+from ._base import NO_SPELLING, Context, Definition, Quantity, Term, TrecEvalForm
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
@@ -37,7 +37,6 @@ MEASURE = Definition(
     oracle="trec_eval binary; hand derivations",
     method=None,
     aliases=(),
-    trec_eval=Spelling("yaap", None),
     trec_eval_forms=(TrecEvalForm("yaap"),),
     ir_measures=NO_SPELLING,
     ranx=NO_SPELLING,
