@@ -154,7 +154,8 @@ def cut(value: pl.Expr, position: str, cutoff: int | None) -> pl.Expr:
 
 
 class Quantity(enum.Enum):
-    """A shared quantity the plan computes once per call when a measure of the call needs it."""
+    """A shared quantity the plan computes once per call when a measure of the call needs it: what it reads and
+    how each site of the plan builds it is its `QuantityPlan` in `_plan/registry.py`."""
 
     GAIN = "the gain of each row (and, with judgments, the gain checks)"
     RELEVANT = "the relevant flag of each row"
