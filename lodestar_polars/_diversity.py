@@ -418,6 +418,10 @@ def mean_plan(run: pl.LazyFrame, qrels: pl.LazyFrame, spec: DiversitySpec) -> pl
     """One row per `by` group (one row without by): the mean of each measure over the scored queries,
     `queries`, `weight_sum` and `queries_without_judgments`, as `_plan.mean_plan` gives them."""
     checked, names = _flagged_per_query(run, qrels, spec)
+    if names.by:
+        # a judged query missing from the run has a row (for the judgments' checks) without by values: it is in
+        # no group (missing_queries="zero" refuses by=), and left in, it made a group of None with no query
+        checked = checked.filter(pl.col(SCORED) | pl.col(UNJUDGED))
     metrics = [_metric(i) for i in range(len(spec.measures))]
     result = _mean.means(
         checked,

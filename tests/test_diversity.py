@@ -232,6 +232,21 @@ def test_by_groups_share_the_judgments() -> None:
         assert_frame_equal(grouped.filter(pl.col("model") == model).drop("model"), alone, rel_tol=EXACT, abs_tol=EXACT)
 
 
+def test_by_means_leave_out_judged_queries_missing_from_the_run() -> None:
+    """`evaluate_mean(by=...)` with judgments of a query no model retrieved: each model's mean over its judged
+    queries, as without by= (it raised "no query to average in group model=None")."""
+    run, qrels = random_case(5)
+    qrels = pl.concat([qrels, pl.DataFrame({"query": "absent", "intent": "i", "doc": "d", "relevance": 1})])
+    names = ["alpha_ndcg@5", "p_ia@3", "ap_ia"]
+    both = pl.concat([run.with_columns(pl.lit(m).alias("model")) for m in ("x", "y")])
+    options: dict[str, Any] = {"qrels": qrels, "intent": "intent", "doc": "doc", "ties": "doc"}
+    grouped = both.rank_metrics.evaluate_mean(names, by="model", **options)
+    alone = run.rank_metrics.evaluate_mean(names, **options)
+    assert grouped["model"].to_list() == ["x", "y"]
+    for model in ("x", "y"):
+        assert_frame_equal(grouped.filter(pl.col("model") == model).drop("model"), alone, rel_tol=EXACT, abs_tol=EXACT)
+
+
 # --- ndeval's quirks, derived by hand ---------------------------------------------------------------------------
 
 QRELS = pl.DataFrame(
