@@ -232,6 +232,21 @@ def test_by_groups_share_the_judgments() -> None:
         assert_frame_equal(grouped.filter(pl.col("model") == model).drop("model"), alone, rel_tol=EXACT, abs_tol=EXACT)
 
 
+def test_by_means_leave_out_judged_queries_missing_from_the_run() -> None:
+    """`evaluate_mean(by=...)` with judgments of a query no model retrieved: each model's mean over its judged
+    queries, as without by= (it raised "no query to average in group model=None")."""
+    run, qrels = random_case(5)
+    qrels = pl.concat([qrels, pl.DataFrame({"query": "absent", "intent": "i", "doc": "d", "relevance": 1})])
+    names = ["alpha_ndcg@5", "p_ia@3", "ap_ia"]
+    both = pl.concat([run.with_columns(pl.lit(m).alias("model")) for m in ("x", "y")])
+    options: dict[str, Any] = {"qrels": qrels, "intent": "intent", "doc": "doc", "ties": "doc"}
+    grouped = both.rank_metrics.evaluate_mean(names, by="model", **options)
+    alone = run.rank_metrics.evaluate_mean(names, **options)
+    assert grouped["model"].to_list() == ["x", "y"]
+    for model in ("x", "y"):
+        assert_frame_equal(grouped.filter(pl.col("model") == model).drop("model"), alone, rel_tol=EXACT, abs_tol=EXACT)
+
+
 # --- ndeval's quirks, derived by hand ---------------------------------------------------------------------------
 
 QRELS = pl.DataFrame(
@@ -585,6 +600,26 @@ def test_the_greedy_ideal_compares_integer_doc_ids_as_text() -> None:
         ["alpha-nDCG@5"],
     )
     assert frame["alpha_ndcg@5"].item() == pytest.approx(text["1"]["alpha-nDCG@5"], rel=EXACT)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_greedy_ideal_does_not_depend_on_the_order_of_the_judgments_rows(seed: int) -> None:
+    """At alpha = 0.3, after q (4 intents) and p (3.1), x, y and w each add 1 + 1 + 0.7^2 (two new intents, one
+    covered twice): a tie, which goes to the greatest doc id, y; then x and w tie at 1 + 0.7 + 0.7^2 (x).  The
+    ideal adds 4, 3.1, 2.49, 2.19, as the run p, q, x, y does: alpha-nDCG@4 is 1, ndeval's value.  Summed as
+    floats in the order the rows arrive, the three gains of 2.49 differed in the last bit for some orders of the
+    judgments' rows, and the larger won the tie: 0.98438 (ndeval sums in its subtopics' order)."""
+    docs = {"p": [5, 6, 7, 8], "q": [5, 6, 7, 9], "x": [1, 2, 5], "y": [2, 3, 6], "w": [3, 4, 7]}
+    rows = [(1, intent, doc, 1) for doc, intents in docs.items() for intent in intents]
+    schema = {"query": pl.Int64, "intent": pl.Int64, "doc": pl.String, "relevance": pl.Int64}
+    qrels = pl.DataFrame(rows, schema=schema, orient="row").sample(fraction=1.0, shuffle=True, seed=seed)
+    run = pl.DataFrame({"query": [1] * 5, "doc": list(docs), "score": [5.0, 4.0, 3.0, 2.0, 1.0]})
+    frame = run.rank_metrics.evaluate(["alpha_ndcg(alpha=0.3)@4"], qrels=qrels, intent="intent", doc="doc", ties="doc")
+    # pyndeval numbers the intents in the order it first reads them: ascending, as ndeval reads its numbers
+    text = qrels.sort("intent").with_columns(pl.col("query", "intent").cast(pl.String))
+    expected = ndeval(run.with_columns(pl.col("query").cast(pl.String)), text, ["alpha-nDCG@4"], alpha=0.3)
+    assert expected["1"]["alpha-nDCG@4"] == pytest.approx(1.0, rel=EXACT)
+    assert frame.item(0, 1) == pytest.approx(1.0, rel=EXACT)
 
 
 def test_the_package_mean_finds_the_diversity_columns() -> None:
