@@ -37,21 +37,32 @@ def decimals(name: str, parameters: str, count: int | None, what: str) -> list[s
     return values
 
 
+def sorted_decimals(name: str, parameters: str, what: str) -> list[float]:
+    """Comma-separated plain decimal numbers (recall levels, multipliers), sorted ascending as trec_eval prints
+    them; `what` names them in the message refusing other text."""
+    values = [value.strip() for value in parameters.split(",")]
+    if not all(DECIMAL.fullmatch(value) for value in values):
+        msg = f"measure '{name}.{parameters}': {what} must be decimal numbers separated by commas."
+        raise UsageError(msg)
+    return sorted(float(value) for value in values)
+
+
+def refuse_duplicates(name: str, parameters: str, numbers: list[float], what: str) -> tuple[float, ...]:
+    """`numbers`, refused when one is given twice (trec_eval refuses duplicate parameters)."""
+    if len(set(numbers)) != len(numbers):
+        msg = f"measure '{name}.{parameters}': duplicate {what}."
+        raise UsageError(msg)
+    return tuple(numbers)
+
+
 def parse_multipliers(name: str, parameters: str) -> tuple[float, ...]:
     """Positive multipliers as trec_eval takes them (``Rprec_mult.5.0,0.2,0.35``), sorted ascending as it
     prints them; trec_eval refuses duplicates."""
-    values = [value.strip() for value in parameters.split(",")]
-    if not all(DECIMAL.fullmatch(value) for value in values):
-        msg = f"measure '{name}.{parameters}': multipliers must be decimal numbers separated by commas."
-        raise UsageError(msg)
-    multipliers = sorted(float(value) for value in values)
+    multipliers = sorted_decimals(name, parameters, "multipliers")
     if multipliers[0] <= 0.0:
         msg = f"measure '{name}.{parameters}': multipliers must be positive."
         raise UsageError(msg)
-    if len(set(multipliers)) != len(multipliers):
-        msg = f"measure '{name}.{parameters}': duplicate multipliers."
-        raise UsageError(msg)
-    return tuple(multipliers)
+    return refuse_duplicates(name, parameters, multipliers, "multipliers")
 
 
 _PERSISTENCE_PAIR = re.compile(r"p=([0-9]*\.?[0-9]+|[0-9]+\.)")

@@ -12,7 +12,7 @@ import itertools
 import re
 
 from .._command_errors import UsageError
-from ..measures._trec_parameters import DECIMAL
+from ..measures._trec_parameters import refuse_duplicates, sorted_decimals
 
 _LEADING_INTEGER = re.compile(r"\s*([+-]?[0-9]+)")
 LARGEST_CUTOFF = 2**63 - 1  # trec_eval reads a cut-off as a C long (atol)
@@ -112,15 +112,8 @@ def parse_cutoffs(name: str, parameters: str) -> tuple[int, ...]:
 def parse_levels(name: str, parameters: str) -> tuple[float, ...]:
     """Recall levels as trec_eval takes them (``iprec_at_recall..10,.20``: the text after the first dot),
     sorted ascending as trec_eval prints them."""
-    values = [value.strip() for value in parameters.split(",")]
-    if not all(DECIMAL.fullmatch(value) for value in values):
-        msg = f"measure '{name}.{parameters}': recall levels must be decimal numbers separated by commas."
-        raise UsageError(msg)
-    levels = sorted(float(value) for value in values)
+    levels = sorted_decimals(name, parameters, "recall levels")
     if levels[-1] > 1.0:
         msg = f"measure '{name}.{parameters}': recall levels must lie from 0 to 1."
         raise UsageError(msg)
-    if len(set(levels)) != len(levels):
-        msg = f"measure '{name}.{parameters}': duplicate recall levels."
-        raise UsageError(msg)
-    return tuple(levels)
+    return refuse_duplicates(name, parameters, levels, "recall levels")
