@@ -123,7 +123,7 @@ class QuantityPlan:
       with the judged gain when the call needs it), all of them in one group-by joined onto the run's rows where
       they get their relevance (0 for a query without judgments): `with_judged_query_values`;
     - `position_windows`: windows over each query's rows in the positions' context;
-    - `after_positions`: steps after that context (with the judgments joined early, or none);
+    - `after_positions`: frame steps after that context (a second order of the rows, as ERR's ideal);
     - `ordered_windows`: windows ordered by position (in the running windows' context when the terms read every
       row); `ordered_joins`: with judgments, values of the ideal order joined on the position;
     - `row_columns`: per-row columns the terms read, after the windows; `running_windows`: the same as windows
