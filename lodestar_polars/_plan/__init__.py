@@ -100,7 +100,7 @@ from .keys import (
 )
 from .needs import _context, _definitions, _splits_positions
 from .quantities import _position
-from .registry import Build, expressions, frame_steps, with_judged_query_values
+from .registry import Build, expressions, frame_steps, ordered_windows, with_judged_query_values, with_ordered_joins
 from .route import TermRows, route
 from .row_columns import _with_discounts, _with_term_columns
 from .rows import _emptied_queries, _first_retrieved, _judged_retrieved, _with_gain_and_relevant, _with_judged_relevance
@@ -156,10 +156,10 @@ def _flagged_per_query(
     rows = frame_steps(build, rows, lambda plan: plan.after_positions)
     # the windows ordered by position: with the running sums and products (`_with_running`) when the rows that
     # count are all the rows
-    prefixes = expressions(build, lambda plan: plan.ordered_windows)
+    prefixes = ordered_windows(build)
     if prefixes and late:
         rows = rows.with_columns(prefixes)
-    rows = frame_steps(build, rows, lambda plan: plan.ordered_joins)
+    rows = with_ordered_joins(build, rows)
     terms_rows = None
     if qrels is not None and way.term_rows is TermRows.LATE_JUDGED:
         terms_rows = _with_judged_relevance(_rows_that_count(rows, spec, names), build, keep_order=False)

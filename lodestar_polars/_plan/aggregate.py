@@ -20,7 +20,7 @@ from ..measures._base import (
 )
 from .keys import _P, SCORE, WEIGHT, WEIGHT_MAX, WEIGHT_MIN, _Names
 from .needs import Terms, _definitions, _splits_positions, _terms
-from .registry import Build, expressions
+from .registry import Build, expressions, judged_rows_apart
 from .registry import within_cutoffs as registry_within_cutoffs
 from .route import TermRows
 from .row_columns import _with_discounts
@@ -116,7 +116,8 @@ def _aggregate(
     if terms_rows is None:
         per_query = _with_exact_totals(spec, rows.group_by(names.group).agg(*per_row, *extra, *counters))
         if per_judged_row:
-            judged_rows = rows.filter(pl.col(RELEVANCE).is_not_null())
+            # the quantities only those sums read are computed over the judged rows alone (`on_judged_rows`)
+            judged_rows = judged_rows_apart(build, rows.filter(pl.col(RELEVANCE).is_not_null()))
             judged_totals = _with_exact_totals(spec, judged_rows.group_by(names.group).agg(per_judged_row))
             # a query without a judged row: its sums 0, its least values null (no row qualifies)
             per_query = per_query.join(judged_totals, on=names.group, how="left", nulls_equal=True)

@@ -33,6 +33,7 @@ from ..measures._base import (
     POSITION,
     POSITIVE_GAIN_TOTAL,
     POSITIVE_GAINS,
+    PREFIX,
     RELEVANCE,
     RELEVANT,
     ROW_NONRELEVANT_TOTAL,
@@ -180,24 +181,42 @@ def _ideal_prefixes(ideal: pl.LazyFrame, spec: Spec, keys: list[str]) -> pl.Lazy
 
 
 def _with_ideal_prefixes(
-    rows: pl.LazyFrame, qrels: pl.LazyFrame, spec: Spec, names: _Names, keep_order: bool
+    rows: pl.LazyFrame, qrels: pl.LazyFrame, spec: Spec, names: _Names, keep_order: bool, every_row: bool = True
 ) -> pl.LazyFrame:
     """With judgments, each row gets the ideal order's prefixes at its position (`Quantity.IDEAL_PREFIXES`)
-    from its query's judged documents; past the ideal list, the totals (the greatest prefixes of its query) and
-    no boundary weight.  Without judgments: `_ideal_prefixes_in_run_order`."""
+    from its query's judged documents; past the ideal list, its totals (the prefixes at its last position) and
+    no boundary weight.  `every_row`: the rows are all of the query's, so those at the ideal list's positions
+    carry the totals (windows over them); else (the judged rows alone) the totals are joined from the ideal order.
+    Without judgments: `_ideal_prefixes_in_run_order`."""
     keys = names.query
     judged = _qrels_rows(qrels, spec, names).filter(pl.col(RELEVANCE).is_not_null())
     judged = judged.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
     ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
     prefixes = _ideal_prefixes(ideal, spec, keys)
     joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
-    # the totals: the greatest prefixes, but the ideal DCG's least with a log base below 1 (negative discounts)
-    ideal_dcg_total = pl.col(IDEAL_DCG_AT).max() if spec.log_base > 1 else pl.col(IDEAL_DCG_AT).min()
-    return joined.with_columns(
-        pl.col(IDEAL_DCG_AT).fill_null(ideal_dcg_total.over(names.group)),
-        pl.col(IDEAL_EXCESS_AT).fill_null(pl.col(IDEAL_EXCESS_AT).max().over(names.group)),
+    if every_row:
+        # the totals: the greatest prefixes, but the ideal DCG's least with a log base below 1 (negative discounts)
+        ideal_dcg_total = pl.col(IDEAL_DCG_AT).max() if spec.log_base > 1 else pl.col(IDEAL_DCG_AT).min()
+        dcg_total, excess_total = ideal_dcg_total.over(names.group), pl.col(IDEAL_EXCESS_AT).max().over(names.group)
+    else:
+        last = pl.col(POSITION) == pl.col(POSITION).max()
+        totals = prefixes.group_by(keys).agg(
+            pl.col(IDEAL_DCG_AT).filter(last).first().alias(_IDEAL_DCG_TOTAL),
+            pl.col(IDEAL_EXCESS_AT).filter(last).first().alias(_IDEAL_EXCESS_TOTAL),
+        )
+        joined = joined.join(totals, on=keys, how="left", maintain_order="left" if keep_order else "none")
+        dcg_total, excess_total = pl.col(_IDEAL_DCG_TOTAL), pl.col(_IDEAL_EXCESS_TOTAL)
+    filled = joined.with_columns(
+        pl.col(IDEAL_DCG_AT).fill_null(dcg_total),
+        pl.col(IDEAL_EXCESS_AT).fill_null(excess_total),
         pl.col(BOUNDARY_WEIGHT_AT).fill_null(0.0),
     )
+    return filled if every_row else filled.drop(_IDEAL_DCG_TOTAL, _IDEAL_EXCESS_TOTAL)
+
+
+# a query's ideal order's totals, joined onto its judged rows (`_with_ideal_prefixes` over the judged rows alone)
+_IDEAL_DCG_TOTAL = f"{PREFIX}ideal_dcg_total"
+_IDEAL_EXCESS_TOTAL = f"{PREFIX}ideal_excess_total"
 
 
 def _ideal_prefixes_in_run_order(spec: Spec, names: _Names) -> list[pl.Expr]:

@@ -16,8 +16,9 @@ declared quantities hold what each of them reads).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -51,7 +52,7 @@ from ..measures._base import (
 )
 from .inputs import _gain, _qrels_rows
 from .keys import RAW_RELEVANCE, SCORE, _Names
-from .needs import _cutoffs_needing, _needs, _threshold_position
+from .needs import _context, _cutoffs_needing, _definitions, _measure_terms, _needs, _threshold_position
 from .quantities import (
     _counted_before,
     _discount,
@@ -80,6 +81,8 @@ class Build:
     names: _Names
     route: Route
     qrels: pl.LazyFrame | None
+    # building the quantities computed over the judged rows alone (`on_judged_rows`), on those rows
+    on_judged_rows: bool = False
 
     @property
     def judged(self) -> bool:
@@ -129,6 +132,8 @@ class QuantityPlan:
     - `row_columns`: per-row columns the terms read, after the windows; `running_windows`: the same as windows
       ordered by position, in the context of the measures' running windows (`Running`);
     - `discounts`: elementwise columns computed after any filter or fork of the rows (one logarithm a row);
+    - `judged_rows_suffice`: with judgments and deterministic ties, its `ordered_windows` and `ordered_joins` are
+      right when computed over a query's judged rows alone (an unjudged row adds 0 to its sums);
     - `within_cutoffs`: the rows a cut-off reads besides those ranked within it in the run's order;
     - `per_query`: aggregations of the per-query group-by: over the run's rows without judgments, over the
       judged documents with them (`judgment_values`, `judgment_windows`, `judgment_rows` build those rows), and
@@ -138,6 +143,9 @@ class QuantityPlan:
 
     quantity: Quantity
     reads: frozenset[Quantity] = frozenset()
+    # its ordered windows and joins are right on a query's judged rows alone (with judgments, deterministic ties):
+    # the plan then computes it there when only terms summed over the judged rows read it (`on_judged_rows`)
+    judged_rows_suffice: bool = False
     judged_side: Expressions = _nothing
     after_judged_join: Expressions = _nothing
     row_values: Expressions = _nothing
@@ -318,15 +326,19 @@ QUANTITY_PLANS: tuple[QuantityPlan, ...] = (
     QuantityPlan(
         Quantity.RUN_PREFIXES,
         reads=frozenset({Quantity.GAIN}),
+        judged_rows_suffice=True,
         ordered_windows=lambda b: _run_prefixes(b.spec, b.names),
     ),
     QuantityPlan(
         Quantity.IDEAL_PREFIXES,
         reads=frozenset({Quantity.GAIN}),
+        judged_rows_suffice=True,
         ordered_windows=_unless(_judged, lambda b: _ideal_prefixes_in_run_order(b.spec, b.names)),
         ordered_joins=_step_when(
             _judged,
-            lambda b, rows: _with_ideal_prefixes(rows, b.qrels_frame(), b.spec, b.names, b.route.keeps_row_order),
+            lambda b, rows: _with_ideal_prefixes(
+                rows, b.qrels_frame(), b.spec, b.names, b.route.keeps_row_order, every_row=not b.on_judged_rows
+            ),
         ),
         per_query=lambda b: _positive_gains(b.spec),
         per_query_columns=lambda b: [POSITIVE_GAINS, POSITIVE_GAIN_TOTAL, BOUNDARIES],
@@ -359,10 +371,76 @@ def frame_steps(build: Build, frame: pl.LazyFrame, site: Callable[[QuantityPlan]
     return frame
 
 
+def _ordered_here(build: Build) -> list[QuantityPlan]:
+    """The needed quantities whose ordered windows and joins `build` computes: over the judged rows alone those
+    of `on_judged_rows`, over every row the others."""
+    apart = on_judged_rows(build)
+    return [plan for plan in needed(build.spec) if (plan.quantity in apart) == build.on_judged_rows]
+
+
+def ordered_windows(build: Build) -> list[pl.Expr]:
+    """The needed quantities' windows ordered by position (`QuantityPlan.ordered_windows`) computed here."""
+    return [expression for plan in _ordered_here(build) for expression in plan.ordered_windows(build)]
+
+
+def with_ordered_joins(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
+    """The needed quantities' joins on the position (`QuantityPlan.ordered_joins`) computed here."""
+    for plan in _ordered_here(build):
+        rows = plan.ordered_joins(build, rows)
+    return rows
+
+
+def on_judged_rows(build: Build) -> frozenset[Quantity]:
+    """The quantities the plan computes over each query's judged rows only, just before the sums over them: with
+    judgments, deterministic ties and every row's terms (`TermRows.EVERY_ROW`), a quantity whose ordered windows
+    and joins allow it (`judged_rows_suffice`) when every measure of the call needing it has only terms summed
+    over the judged rows (`Term.judged_rows`) and no running window (on a deep run most rows are unjudged)."""
+    if not build.judged or build.spec.ties == "average" or build.route.term_rows is not TermRows.EVERY_ROW:
+        return frozenset()
+    return _judged_rows_quantities(build.spec)
+
+
+# per call, built once (the sites ask again and again)
+_JUDGED_ROWS_QUANTITIES: weakref.WeakKeyDictionary[Spec, frozenset[Quantity]] = weakref.WeakKeyDictionary()
+
+
+def _judged_rows_quantities(spec: Spec) -> frozenset[Quantity]:
+    known = _JUDGED_ROWS_QUANTITIES.get(spec)
+    if known is None:
+        known = _JUDGED_ROWS_QUANTITIES[spec] = _judged_rows_only(spec)
+    return known
+
+
+def _judged_rows_only(spec: Spec) -> frozenset[Quantity]:
+    context = _context(spec, judged=True)
+    apart: set[Quantity] = set()
+    for plan in needed(spec):
+        if not plan.judged_rows_suffice:
+            continue
+        readers = [(d, m) for d, m in _definitions(spec) if plan.quantity in d.quantities]
+        if all(
+            not d.running(context) and all(term.judged_rows for term in _measure_terms(m, context).values())
+            for d, m in readers
+        ):
+            apart.add(plan.quantity)
+    return frozenset(apart)
+
+
 def with_expressions(build: Build, frame: pl.LazyFrame, site: Callable[[QuantityPlan], Expressions]) -> pl.LazyFrame:
     """`frame` with what the needed quantities add at an expression site, in one context (unchanged when none)."""
     added = expressions(build, site)
     return frame.with_columns(added) if added else frame
+
+
+def judged_rows_apart(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
+    """The judged rows (every row's terms, with judgments) with the quantities computed over them alone
+    (`on_judged_rows`): their ordered joins, then their ordered windows in one context."""
+    if not on_judged_rows(build):
+        return rows
+    here = replace(build, on_judged_rows=True)
+    windows = ordered_windows(here)
+    rows = with_ordered_joins(here, rows)
+    return rows.with_columns(windows) if windows else rows
 
 
 def with_judged_query_values(build: Build, rows: pl.LazyFrame, keep_order: bool) -> pl.LazyFrame:
