@@ -132,8 +132,9 @@ class QuantityPlan:
     - `row_columns`: per-row columns the terms read, after the windows; `running_windows`: the same as windows
       ordered by position, in the context of the measures' running windows (`Running`);
     - `discounts`: elementwise columns computed after any filter or fork of the rows (one logarithm a row);
-    - `judged_rows_suffice`: with judgments and deterministic ties, its `ordered_windows` and `ordered_joins` are
-      right when computed over a query's judged rows alone (an unjudged row adds 0 to its sums);
+    - `judged_rows_suffice`: with judgments and deterministic ties, its `ordered_windows`, `ordered_joins` and
+      `row_columns` are right when computed over a query's judged rows alone (an unjudged row adds 0 to its sums,
+      or is not counted);
     - `within_cutoffs`: the rows a cut-off reads besides those ranked within it in the run's order;
     - `per_query`: aggregations of the per-query group-by: over the run's rows without judgments, over the
       judged documents with them (`judgment_values`, `judgment_windows`, `judgment_rows` build those rows), and
@@ -143,7 +144,8 @@ class QuantityPlan:
 
     quantity: Quantity
     reads: frozenset[Quantity] = frozenset()
-    # its ordered windows and joins are right on a query's judged rows alone (with judgments, deterministic ties):
+    # its ordered windows and joins and row columns are right on a query's judged rows alone (with judgments,
+    # deterministic ties):
     # the plan then computes it there when only terms summed over the judged rows read it (`on_judged_rows`)
     judged_rows_suffice: bool = False
     judged_side: Expressions = _nothing
@@ -292,6 +294,8 @@ QUANTITY_PLANS: tuple[QuantityPlan, ...] = (
     ),
     QuantityPlan(
         Quantity.JUDGED_BEFORE,
+        # the judged rows ranked above a judged row: the same among the judged rows alone
+        judged_rows_suffice=True,
         row_columns=lambda b: [_judged_before(b.spec, b.judged, b.names).alias(JUDGED_BEFORE)],
     ),
     QuantityPlan(
@@ -371,21 +375,26 @@ def frame_steps(build: Build, frame: pl.LazyFrame, site: Callable[[QuantityPlan]
     return frame
 
 
-def _ordered_here(build: Build) -> list[QuantityPlan]:
-    """The needed quantities whose ordered windows and joins `build` computes: over the judged rows alone those
-    of `on_judged_rows`, over every row the others."""
+def _computed_here(build: Build) -> list[QuantityPlan]:
+    """The needed quantities whose ordered windows and joins and row columns `build` computes: over the judged
+    rows alone those of `on_judged_rows`, over every row the others."""
     apart = on_judged_rows(build)
     return [plan for plan in needed(build.spec) if (plan.quantity in apart) == build.on_judged_rows]
 
 
 def ordered_windows(build: Build) -> list[pl.Expr]:
     """The needed quantities' windows ordered by position (`QuantityPlan.ordered_windows`) computed here."""
-    return [expression for plan in _ordered_here(build) for expression in plan.ordered_windows(build)]
+    return [expression for plan in _computed_here(build) for expression in plan.ordered_windows(build)]
+
+
+def row_columns(build: Build) -> list[pl.Expr]:
+    """The needed quantities' per-row columns the terms read (`QuantityPlan.row_columns`) computed here."""
+    return [expression for plan in _computed_here(build) for expression in plan.row_columns(build)]
 
 
 def with_ordered_joins(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
     """The needed quantities' joins on the position (`QuantityPlan.ordered_joins`) computed here."""
-    for plan in _ordered_here(build):
+    for plan in _computed_here(build):
         rows = plan.ordered_joins(build, rows)
     return rows
 
@@ -434,11 +443,11 @@ def with_expressions(build: Build, frame: pl.LazyFrame, site: Callable[[Quantity
 
 def judged_rows_apart(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
     """The judged rows (every row's terms, with judgments) with the quantities computed over them alone
-    (`on_judged_rows`): their ordered joins, then their ordered windows in one context."""
+    (`on_judged_rows`): their ordered joins, then their ordered windows and row columns in one context."""
     if not on_judged_rows(build):
         return rows
     here = replace(build, on_judged_rows=True)
-    windows = ordered_windows(here)
+    windows = ordered_windows(here) + row_columns(here)
     rows = with_ordered_joins(here, rows)
     return rows.with_columns(windows) if windows else rows
 

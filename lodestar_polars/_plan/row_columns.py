@@ -11,14 +11,15 @@ from .._exact_sum import exact_sum
 from ..measures._base import POSITION, Running
 from .keys import SCORE
 from .needs import _context, _definitions
-from .registry import Build, expressions, with_expressions
+from .registry import Build, expressions, row_columns, with_expressions
 
 
 def _with_term_columns(rows: pl.LazyFrame, build: Build, windows: Sequence[pl.Expr] = ()) -> pl.LazyFrame:
     """The per-row columns the terms read (`QuantityPlan.row_columns`: the discounts unless the rows fork into
     tie blocks, the judged and pooled rows ranked above, ...), then the running windows in position order, in
     one context with `windows` and the quantities' running windows (the relevant rows ranked above)."""
-    rows = with_expressions(build, rows, lambda plan: plan.row_columns)
+    columns = row_columns(build)
+    rows = rows.with_columns(columns) if columns else rows
     return _with_running(rows, build, [*windows, *expressions(build, lambda plan: plan.running_windows)])
 
 
