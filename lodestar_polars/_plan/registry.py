@@ -235,6 +235,8 @@ QUANTITY_PLANS: tuple[QuantityPlan, ...] = (
     QuantityPlan(Quantity.RELEVANT, row_values=_relevant_flag),
     QuantityPlan(
         Quantity.DISCOUNT,
+        # elementwise: on the judged rows alone when only their sums read it
+        judged_rows_suffice=True,
         # with the rows forking into tie blocks, each branch takes its discounts after the fork
         row_columns=_unless(lambda b: b.route.forks_for_blocks, _run_discount),
         discounts=_when(lambda b: b.route.forks_for_blocks, _run_discount),
