@@ -20,10 +20,10 @@ from ..measures._base import (
 )
 from .keys import _P, SCORE, WEIGHT, WEIGHT_MAX, WEIGHT_MIN, _Names
 from .needs import Terms, _definitions, _splits_positions, _terms
-from .registry import Build, expressions, judged_rows_apart
+from .registry import Build, expressions
 from .registry import within_cutoffs as registry_within_cutoffs
 from .route import TermRows
-from .row_columns import _with_discounts
+from .row_columns import _with_discounts, judged_rows_apart
 
 
 def _block_sums(terms: Terms) -> list[pl.Expr]:

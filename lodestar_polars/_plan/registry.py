@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -132,9 +132,9 @@ class QuantityPlan:
     - `row_columns`: per-row columns the terms read, after the windows; `running_windows`: the same as windows
       ordered by position, in the context of the measures' running windows (`Running`);
     - `discounts`: elementwise columns computed after any filter or fork of the rows (one logarithm a row);
-    - `judged_rows_suffice`: with judgments and deterministic ties, its `ordered_windows`, `ordered_joins` and
-      `row_columns` are right when computed over a query's judged rows alone (an unjudged row adds 0 to its sums,
-      or is not counted);
+    - `judged_rows_suffice`: with judgments and deterministic ties, its `ordered_windows`, `ordered_joins`,
+      `row_columns` and `running_windows` are right when computed over a query's judged rows alone (an unjudged
+      row adds 0 to its sums, or is not counted);
     - `within_cutoffs`: the rows a cut-off reads besides those ranked within it in the run's order;
     - `per_query`: aggregations of the per-query group-by: over the run's rows without judgments, over the
       judged documents with them (`judgment_values`, `judgment_windows`, `judgment_rows` build those rows), and
@@ -144,9 +144,9 @@ class QuantityPlan:
 
     quantity: Quantity
     reads: frozenset[Quantity] = frozenset()
-    # its ordered windows and joins and row columns are right on a query's judged rows alone (with judgments,
-    # deterministic ties):
-    # the plan then computes it there when only terms summed over the judged rows read it (`on_judged_rows`)
+    # its ordered windows and joins, row columns and running windows are right on a query's judged rows alone (with
+    # judgments, deterministic ties): the plan computes it there when only sums over the judged rows read it
+    # (`on_judged_rows`)
     judged_rows_suffice: bool = False
     judged_side: Expressions = _nothing
     after_judged_join: Expressions = _nothing
@@ -286,6 +286,8 @@ QUANTITY_PLANS: tuple[QuantityPlan, ...] = (
     QuantityPlan(
         Quantity.RELEVANT_BEFORE,
         reads=frozenset({Quantity.RELEVANT}),
+        # the relevant rows ranked above: the same among the judged rows alone (an unjudged row is not relevant)
+        judged_rows_suffice=True,
         # with tie averaging by score, in row order within a tie block: among the positions' windows, or on the
         # rows that count when the relevance comes late; else a running count in position order
         position_windows=_when(lambda b: _averaged(b) and not b.late, _relevant_before_by_score),
@@ -389,6 +391,12 @@ def ordered_windows(build: Build) -> list[pl.Expr]:
     return [expression for plan in _computed_here(build) for expression in plan.ordered_windows(build)]
 
 
+def running_windows(build: Build) -> list[pl.Expr]:
+    """The needed quantities' windows in the running windows' context (`QuantityPlan.running_windows`) computed
+    here."""
+    return [expression for plan in _computed_here(build) for expression in plan.running_windows(build)]
+
+
 def row_columns(build: Build) -> list[pl.Expr]:
     """The needed quantities' per-row columns the terms read (`QuantityPlan.row_columns`) computed here."""
     return [expression for plan in _computed_here(build) for expression in plan.row_columns(build)]
@@ -405,53 +413,59 @@ def on_judged_rows(build: Build) -> frozenset[Quantity]:
     """The quantities the plan computes over each query's judged rows only, just before the sums over them: with
     judgments, deterministic ties and every row's terms (`TermRows.EVERY_ROW`), a quantity whose ordered windows
     and joins allow it (`judged_rows_suffice`) when every measure of the call needing it has only terms summed
-    over the judged rows (`Term.judged_rows`) and no running window (on a deep run most rows are unjudged)."""
+    over the judged rows (`Term.judged_rows`) and only running windows right over them too
+    (`Running.judged_rows_suffice`), which then go with it (`running_on_judged_rows`): on a deep run most rows are
+    unjudged."""
     if not build.judged or build.spec.ties == "average" or build.route.term_rows is not TermRows.EVERY_ROW:
         return frozenset()
     return _judged_rows_quantities(build.spec)
 
 
-# per call, built once (the sites ask again and again)
-_JUDGED_ROWS_QUANTITIES: weakref.WeakKeyDictionary[Spec, frozenset[Quantity]] = weakref.WeakKeyDictionary()
+# per call, built once (the sites ask again and again): the quantities and the measures' running columns
+_JUDGED_ROWS_ONLY: weakref.WeakKeyDictionary[Spec, tuple[frozenset[Quantity], frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _judged_rows_quantities(spec: Spec) -> frozenset[Quantity]:
-    known = _JUDGED_ROWS_QUANTITIES.get(spec)
+    return _judged_rows_only(spec)[0]
+
+
+def running_on_judged_rows(build: Build) -> frozenset[str]:
+    """The measures' running columns (`Running`) computed over the judged rows alone: those of the measures reading
+    a quantity of `on_judged_rows` (each declares it may: `Running.judged_rows_suffice`)."""
+    return _judged_rows_only(build.spec)[1] if on_judged_rows(build) else frozenset()
+
+
+def _judged_rows_only(spec: Spec) -> tuple[frozenset[Quantity], frozenset[str]]:
+    known = _JUDGED_ROWS_ONLY.get(spec)
     if known is None:
-        known = _JUDGED_ROWS_QUANTITIES[spec] = _judged_rows_only(spec)
+        known = _JUDGED_ROWS_ONLY[spec] = _judged_rows_sets(spec)
     return known
 
 
-def _judged_rows_only(spec: Spec) -> frozenset[Quantity]:
+def _judged_rows_sets(spec: Spec) -> tuple[frozenset[Quantity], frozenset[str]]:
     context = _context(spec, judged=True)
     apart: set[Quantity] = set()
+    running: set[str] = set()
     for plan in needed(spec):
         if not plan.judged_rows_suffice:
             continue
         readers = [(d, m) for d, m in _definitions(spec) if plan.quantity in d.quantities]
         if all(
-            not d.running(context) and all(term.judged_rows for term in _measure_terms(m, context).values())
+            all(column.judged_rows_suffice for column in d.running(context))
+            and all(term.judged_rows for term in _measure_terms(m, context).values())
             for d, m in readers
         ):
             apart.add(plan.quantity)
-    return frozenset(apart)
+            running |= {column.column for d, _ in readers for column in d.running(context)}
+    return frozenset(apart), frozenset(running)
 
 
 def with_expressions(build: Build, frame: pl.LazyFrame, site: Callable[[QuantityPlan], Expressions]) -> pl.LazyFrame:
     """`frame` with what the needed quantities add at an expression site, in one context (unchanged when none)."""
     added = expressions(build, site)
     return frame.with_columns(added) if added else frame
-
-
-def judged_rows_apart(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
-    """The judged rows (every row's terms, with judgments) with the quantities computed over them alone
-    (`on_judged_rows`): their ordered joins, then their ordered windows and row columns in one context."""
-    if not on_judged_rows(build):
-        return rows
-    here = replace(build, on_judged_rows=True)
-    windows = ordered_windows(here) + row_columns(here)
-    rows = with_ordered_joins(here, rows)
-    return rows.with_columns(windows) if windows else rows
 
 
 def with_judged_query_values(build: Build, rows: pl.LazyFrame, keep_order: bool) -> pl.LazyFrame:

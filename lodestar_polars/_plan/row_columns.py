@@ -4,6 +4,7 @@ and running windows (`registry`), the measures' own running windows (`Running`),
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -11,7 +12,16 @@ from .._exact_sum import exact_sum
 from ..measures._base import POSITION, Running
 from .keys import SCORE
 from .needs import _context, _definitions
-from .registry import Build, expressions, row_columns, with_expressions
+from .registry import (
+    Build,
+    on_judged_rows,
+    ordered_windows,
+    row_columns,
+    running_on_judged_rows,
+    running_windows,
+    with_expressions,
+    with_ordered_joins,
+)
 
 
 def _with_term_columns(rows: pl.LazyFrame, build: Build, windows: Sequence[pl.Expr] = ()) -> pl.LazyFrame:
@@ -20,7 +30,7 @@ def _with_term_columns(rows: pl.LazyFrame, build: Build, windows: Sequence[pl.Ex
     one context with `windows` and the quantities' running windows (the relevant rows ranked above)."""
     columns = row_columns(build)
     rows = rows.with_columns(columns) if columns else rows
-    return _with_running(rows, build, [*windows, *expressions(build, lambda plan: plan.running_windows)])
+    return _with_running(rows, build, [*windows, *running_windows(build)])
 
 
 def _with_running(rows: pl.LazyFrame, build: Build, windows: Sequence[pl.Expr] = ()) -> pl.LazyFrame:
@@ -29,10 +39,12 @@ def _with_running(rows: pl.LazyFrame, build: Build, windows: Sequence[pl.Expr] =
     with each other) until one reads an earlier one: windows over the same groups in one context cost less."""
     spec, names = build.spec, build.names
     context = _context(spec, build.judged)
+    apart = running_on_judged_rows(build)  # computed over the judged rows alone (`judged_rows_apart`)
     running: dict[str, Running] = {}
     for definition, _ in _definitions(spec):
         for column in definition.running(context):
-            running.setdefault(column.column, column)
+            if (column.column in apart) == build.on_judged_rows:
+                running.setdefault(column.column, column)
     batch = list(windows)
     # a running column reading one of `windows` (AP's reads the relevant rows above) goes in a later context
     in_batch: set[str] = {window.meta.output_name() for window in windows}
@@ -55,6 +67,19 @@ def _with_running(rows: pl.LazyFrame, build: Build, windows: Sequence[pl.Expr] =
         batch.append(window.alias(column.column))
         in_batch.add(column.column)
     return rows.with_columns(batch) if batch else rows
+
+
+def judged_rows_apart(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
+    """The judged rows (every row's terms, with judgments) with the quantities computed over them alone
+    (`on_judged_rows`) and the measures' running windows that go with them: their ordered joins, their row
+    columns, then their ordered and running windows with the running columns."""
+    if not on_judged_rows(build):
+        return rows
+    here = replace(build, on_judged_rows=True)
+    rows = with_ordered_joins(here, rows)
+    columns = row_columns(here)
+    rows = rows.with_columns(columns) if columns else rows
+    return _with_running(rows, here, [*ordered_windows(here), *running_windows(here)])
 
 
 def _with_discounts(rows: pl.LazyFrame, build: Build) -> pl.LazyFrame:

@@ -247,6 +247,9 @@ class Running(NamedTuple):
     value: pl.Expr
     operation: Literal["product", "sum", "block_sum", "block_least", "row"]
     exclusive: bool = False
+    # with judgments, its value at a judged row is the same when computed over the query's judged rows alone (an
+    # unjudged row adds 0 to it): the plan may then compute it there (`_plan.registry.on_judged_rows`)
+    judged_rows_suffice: bool = False
 
 
 @dataclass(frozen=True)

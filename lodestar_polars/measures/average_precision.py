@@ -63,7 +63,12 @@ def _precision_at_relevant(context: Context) -> pl.Expr:
 
 
 def running(context: Context) -> list[Running]:
-    return [Running(RUNNING, _precision_at_relevant(context), "sum")] if _in_rank_order(context) else []
+    # a running sum of values 0 on every row but the relevant ones: the same over the judged rows alone
+    return (
+        [Running(RUNNING, _precision_at_relevant(context), "sum", judged_rows_suffice=True)]
+        if _in_rank_order(context)
+        else []
+    )
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
