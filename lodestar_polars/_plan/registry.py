@@ -458,7 +458,13 @@ def _judged_rows_sets(spec: Spec) -> tuple[frozenset[Quantity], frozenset[str]]:
             for d, m in readers
         ):
             apart.add(plan.quantity)
-            running |= {column.column for d, _ in readers for column in d.running(context)}
+    # a quantity computed on every row that reads one of them needs it there too
+    while read_on_every_row := {q for p in needed(spec) if p.quantity not in apart for q in p.reads} & apart:
+        apart -= read_on_every_row
+    for quantity in apart:
+        running |= {
+            column.column for d, _ in _definitions(spec) if quantity in d.quantities for column in d.running(context)
+        }
     return frozenset(apart), frozenset(running)
 
 
