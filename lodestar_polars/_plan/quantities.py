@@ -28,6 +28,7 @@ from ..measures._base import (
     IDEAL_DCG_AT,
     IDEAL_DISCOUNT,
     IDEAL_EXCESS_AT,
+    IDEAL_GAIN_AT,
     IDEAL_POSITION,
     POOLED,
     POSITION,
@@ -219,11 +220,19 @@ _IDEAL_DCG_TOTAL = f"{PREFIX}ideal_dcg_total"
 _IDEAL_EXCESS_TOTAL = f"{PREFIX}ideal_excess_total"
 
 
+def _ideal_gains_in_run_order(names: _Names) -> pl.Expr:
+    """Without judgments, the ideal order's gain at each row's position (`IDEAL_GAIN_AT`): in a window ordered by
+    position, the query's gains sorted descending are the ideal order's, the one at the row of position p the
+    ideal's at p.  Its own context, before the ideal prefixes' windows read it: one sort a query, where each of
+    those windows sorting the gains again would cost one each."""
+    return pl.col(GAIN).sort(descending=True).over(names.group, order_by=POSITION).alias(IDEAL_GAIN_AT)
+
+
 def _ideal_prefixes_in_run_order(spec: Spec, names: _Names) -> list[pl.Expr]:
-    """Without judgments, the ideal prefixes of `_ideal_prefixes` as windows ordered by position, no join: in
-    such a window the query's gains sorted descending are the ideal order's, the one at the row of position p
-    the ideal's at p (the same products summed in the same order as from the ideal positions)."""
-    ideal = pl.col(GAIN).sort(descending=True)
+    """Without judgments, the ideal prefixes of `_ideal_prefixes` as windows ordered by position over the ideal
+    order's gain at each position (`_ideal_gains_in_run_order`), no join: the same products summed in the same
+    order as from the ideal positions."""
+    ideal = pl.col(IDEAL_GAIN_AT)
     positive = pl.when(ideal > 0).then(ideal).otherwise(0.0)
     dcg_at = (positive * _discount(spec, pl.col(POSITION))).cum_sum()
     # the rows of one gain are consecutive in the ideal order: the last of them is followed by a lower gain

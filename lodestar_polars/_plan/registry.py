@@ -57,6 +57,7 @@ from .quantities import (
     _counted_before,
     _discount,
     _greatest_gain,
+    _ideal_gains_in_run_order,
     _ideal_position,
     _ideal_prefixes_in_run_order,
     _ideal_terms,
@@ -341,6 +342,7 @@ QUANTITY_PLANS: tuple[QuantityPlan, ...] = (
         Quantity.IDEAL_PREFIXES,
         reads=frozenset({Quantity.GAIN}),
         judged_rows_suffice=True,
+        after_positions=lambda b, rows: rows if b.judged else rows.with_columns(_ideal_gains_in_run_order(b.names)),
         ordered_windows=_unless(_judged, lambda b: _ideal_prefixes_in_run_order(b.spec, b.names)),
         ordered_joins=_step_when(
             _judged,

@@ -63,6 +63,8 @@ EXPECTED_DCG_ABOVE = f"{PREFIX}expected_dcg_above"
 IDEAL_DCG_AT = f"{PREFIX}ideal_dcg_at"
 IDEAL_EXCESS_AT = f"{PREFIX}ideal_excess_at"
 BOUNDARY_WEIGHT_AT = f"{PREFIX}boundary_weight_at"
+# per row, without judgments: the gain at the row's position in the ideal order (the prefixes' windows read it)
+IDEAL_GAIN_AT = f"{PREFIX}ideal_gain_at"
 # per relevant row (`Quantity.COMPATIBLE_IDEAL`): the query's relevant documents (with judgments: its judged ones,
 # retrieved or not) of a higher level, and of its level (both per row before the rows that count are taken, so that
 # rows past max_retrieved still count), and its position in the ideal ranking most compatible with the run (`compat`)
