@@ -3,8 +3,10 @@
 `evaluate` call (after a warm-up call on three measures).  Prints each timing and the medians' ratio.
 
     python benchmarks/all_trec_paired.py BASE HEAD [--runs 5] [--queries 20000] [--docs 100] [--judged 40]
+    python benchmarks/all_trec_paired.py BASE HEAD --in-frame [--queries 1000000] [--docs 10]
 
-The data and the call are `all_trec_trec_shape.py`'s (ties="doc", no_relevant=0, qrels=).
+The data and the call are `all_trec_trec_shape.py`'s (ties="doc", no_relevant=0, qrels=); with `--in-frame`,
+`all_trec_row.py`'s (in-frame relevance, ties="doc", doc="doc", no_relevant=0; warm-up on 1,000 rows).
 """
 
 from __future__ import annotations
@@ -34,6 +36,21 @@ run.rank_metrics.evaluate(measures, **options)
 print(time.perf_counter() - wall, time.process_time() - cpu)
 """
 
+CHILD_IN_FRAME = """
+import sys, time
+sys.path.insert(0, sys.argv[1]); sys.path.insert(1, sys.argv[2])
+import lodestar_polars
+assert lodestar_polars.__file__.startswith(sys.argv[1]), lodestar_polars.__file__
+from all_trec_row import all_trec_measures, frame
+df = frame(int(sys.argv[3]), int(sys.argv[4]))
+measures, _ = all_trec_measures()
+options = {"doc": "doc", "ties": "doc", "no_relevant": 0.0}
+df.head(1000).rank_metrics.evaluate(measures, **options)
+wall, cpu = time.perf_counter(), time.process_time()
+df.rank_metrics.evaluate(measures, **options)
+print(time.perf_counter() - wall, time.process_time() - cpu)
+"""
+
 
 def extract(revision: str, into: Path) -> Path:
     into.mkdir(parents=True)
@@ -50,7 +67,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=20_000)
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--judged", type=int, default=40)
+    parser.add_argument("--in-frame", action="store_true", help="all_trec_row.py's in-frame data, no judgments")
     args = parser.parse_args()
+    child = CHILD_IN_FRAME if args.in_frame else CHILD
     with tempfile.TemporaryDirectory() as folder:
         sides = {name: extract(name, Path(folder) / str(i)) for i, name in enumerate([args.base, args.head])}
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
@@ -58,7 +77,7 @@ def main() -> None:
         for _ in range(args.runs):
             for name, package in sides.items():
                 shape = [str(args.queries), str(args.docs), str(args.judged)]
-                command = [sys.executable, "-c", CHILD, str(package), str(ROOT / "benchmarks"), *shape]
+                command = [sys.executable, "-c", child, str(package), str(ROOT / "benchmarks"), *shape]
                 wall, cpu = map(
                     float, subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
                 )
