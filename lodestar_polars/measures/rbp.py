@@ -71,6 +71,12 @@ def running_weight(p: float) -> Running:
     return Running(weight_column(p), _factor(p), "product")
 
 
+def weight_in_window(p: float) -> pl.Expr:
+    """p^(position - 1) multiplied out inside a running window's own expression, the same products as
+    `running_weight`'s column: a window reading that column would need a context of its own, after it."""
+    return _factor(p).cum_prod()
+
+
 def power_weight(p: float, cutoff: int | None) -> pl.Expr:
     """p^(position - 1) by a power (tie averaging: block sums need no running order), 0 past the cut-off."""
     return cut(pl.lit(p).pow(pl.col(POSITION).cast(pl.Float64) - 1.0), POSITION, cutoff)
@@ -101,7 +107,7 @@ def running_at(p: float, context: Context) -> list[Running]:
         return []
     # the weights multiplied out inside the sum's own window (one window, not two; the weight column, read
     # at a cut-off, is computed only when a term reads it)
-    weighted = brought_into_range() * _factor(p).cum_prod()
+    weighted = brought_into_range() * weight_in_window(p)
     return [running_weight(p), Running(_running_sum(p), weighted, "sum")]
 
 

@@ -54,7 +54,8 @@ def _running_unjudged(p: float) -> str:
 def running_at(p: float, context: Context) -> list[Running]:
     if context.averaged or not context.judged:  # without judgments every row is judged: no running sums
         return []
-    unjudged = (~rbp.judged(context)).cast(pl.Float64) * pl.col(rbp.weight_column(p))
+    # the weights multiplied out inside the sum's own window, as rbp's: the same context as the weight column
+    unjudged = (~rbp.judged(context)).cast(pl.Float64) * rbp.weight_in_window(p)
     return [rbp.running_weight(p), Running(_running_unjudged(p), unjudged, "sum")]
 
 
