@@ -99,7 +99,8 @@ def _aggregate(
         if every_row_by_block and term.block is not None:
             continue
         row = _alone(term.row) if averaged and term.block is not None else term.row
-        aggregations = _reduce(row, term.least, name, spec.exact_sums)
+        # a sum of whole numbers is exact in any order: no partial totals (`Term.whole`)
+        aggregations = _reduce(row, term.least, name, spec.exact_sums and not term.whole)
         if over_judged and term.judged_rows:
             per_judged_row += aggregations
             judged_sums += [] if term.least else [name]

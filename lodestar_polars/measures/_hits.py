@@ -24,9 +24,9 @@ def within_block(cutoff: int | None) -> pl.Expr:
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     row = (pl.col(RELEVANT) & within(context.position, cutoff)).cast(pl.Float64)
     if cutoff is None:
-        return {hits_column(cutoff): Term(row, None, judged_rows=True)}
+        return {hits_column(cutoff): Term(row, None, judged_rows=True, whole=True)}
     n = pl.col(BLOCK_SIZE).cast(pl.Float64)
     positions_within = pl.col(term_name("block_within", cutoff)).cast(pl.Float64)
     block = pl.col(BLOCK_RELEVANT).cast(pl.Float64) / n * positions_within
     sums = (pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT), within_block(cutoff))
-    return {hits_column(cutoff): Term(row, block, block_sums=sums, judged_rows=True)}
+    return {hits_column(cutoff): Term(row, block, block_sums=sums, judged_rows=True, whole=True)}

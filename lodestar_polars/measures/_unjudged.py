@@ -68,15 +68,15 @@ def terms(context: Context, cutoff: int | None, extreme: Extreme, kind: Kind) ->
     row_outside = outside(context, kind)
     column = count_column(context, cutoff, extreme, kind)
     if cutoff is None:
-        return {column: Term(row_outside.cast(pl.Float64), None)}
+        return {column: Term(row_outside.cast(pl.Float64), None, whole=True)}
     if context.ties in ("optimistic", "pessimistic"):
-        return {column: Term(_bound_per_block(context, cutoff, extreme, kind), None)}
+        return {column: Term(_bound_per_block(context, cutoff, extreme, kind), None, whole=True)}
     row = (row_outside & within(context.position, cutoff)).cast(pl.Float64)
     n = pl.col(BLOCK_SIZE).cast(pl.Float64)
     positions_within = pl.col(term_name("block_within", cutoff)).cast(pl.Float64)
     block = pl.col(_block_count(kind)).cast(pl.Float64) / n * positions_within
     sums = (row_outside.sum().alias(_block_count(kind)), _hits.within_block(cutoff))
-    return {column: Term(row, block, block_sums=sums)}
+    return {column: Term(row, block, block_sums=sums, whole=True)}
 
 
 def running(context: Context, kind: Kind) -> list[Running]:

@@ -109,7 +109,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     block, sums = _block(context)
     return {
         RATIOS: Term(ratio, block, block_sums=sums, judged_rows=True),
-        RETRIEVED: Term(positive.cast(pl.Float64), None, judged_rows=True),
+        RETRIEVED: Term(positive.cast(pl.Float64), None, judged_rows=True, whole=True),
         **dcg.terms(context, None),
     }
 

@@ -19,7 +19,7 @@ NONRELEVANT_JUDGED = term_name("nonrelevant_judged", None)
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
     row = ~pl.col(RELEVANT) & ~unjudged(context.judged)
-    return {NONRELEVANT_JUDGED: Term(row.cast(pl.Float64), None)}
+    return {NONRELEVANT_JUDGED: Term(row.cast(pl.Float64), None, whole=True)}
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:

@@ -63,7 +63,7 @@ def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:
     if not context.judged:  # every row is judged: rbp_resid is 0 (`value_at`)
         return {}
     unjudged = ~rbp.judged(context)
-    count = {UNJUDGED_ROWS: Term(unjudged.cast(pl.Float64), None)}
+    count = {UNJUDGED_ROWS: Term(unjudged.cast(pl.Float64), None, whole=True)}
     if not context.averaged:
         # trec_eval's sums, position after position: p^n is the least running power (the running weight at
         # position n times p, the product trec_eval forms one position further), the sum the greatest

@@ -39,7 +39,7 @@ def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
         pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT),
         (pl.col(POSITION) <= pl.col(ROW_RELEVANT_TOTAL)).sum().alias(BLOCK_WITHIN_R),
     )
-    return {HITS: Term(row, block, block_sums=sums, judged_rows=True)}
+    return {HITS: Term(row, block, block_sums=sums, judged_rows=True, whole=True)}
 
 
 def value(context: Context, cutoff: int | None) -> pl.Expr:

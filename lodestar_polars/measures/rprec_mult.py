@@ -50,7 +50,7 @@ def terms_at(multiplier: float, context: Context, cutoff: int | None) -> dict[st
     positions_within = pl.col(block_within).cast(pl.Float64)
     block = pl.col(BLOCK_RELEVANT).cast(pl.Float64) / pl.col(BLOCK_SIZE).cast(pl.Float64) * positions_within
     sums = (pl.col(RELEVANT).sum().alias(BLOCK_RELEVANT), (pl.col(POSITION) <= counted).sum().alias(block_within))
-    return {_hits_column(multiplier): Term(row, block, block_sums=sums, judged_rows=True)}
+    return {_hits_column(multiplier): Term(row, block, block_sums=sums, judged_rows=True, whole=True)}
 
 
 def value_at(multiplier: float, context: Context, cutoff: int | None) -> pl.Expr:
