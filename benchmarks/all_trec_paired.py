@@ -4,6 +4,7 @@
 
     python benchmarks/all_trec_paired.py BASE HEAD [--runs 5] [--queries 20000] [--docs 100] [--judged 40]
     python benchmarks/all_trec_paired.py BASE HEAD --in-frame [--queries 1000000] [--docs 10]
+    python benchmarks/all_trec_paired.py BASE HEAD --exact-sums        # the trec_eval mode's arithmetic
 
 The data and the call are `all_trec_trec_shape.py`'s (ties="doc", no_relevant=0, qrels=); with `--in-frame`,
 `all_trec_row.py`'s (in-frame relevance, ties="doc", doc="doc", no_relevant=0; warm-up on 1,000 rows).
@@ -29,7 +30,7 @@ assert lodestar_polars.__file__.startswith(sys.argv[1]), lodestar_polars.__file_
 from all_trec_trec_shape import all_trec_measures, frames
 run, qrels = frames(int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
 measures = all_trec_measures()
-options = {"qrels": qrels, "doc": "doc", "ties": "doc", "no_relevant": 0.0}
+options = {"qrels": qrels, "doc": "doc", "ties": "doc", "no_relevant": 0.0, "exact_sums": sys.argv[6] == "exact"}
 run.rank_metrics.evaluate(measures[:3], **options)
 wall, cpu = time.perf_counter(), time.process_time()
 run.rank_metrics.evaluate(measures, **options)
@@ -44,7 +45,7 @@ assert lodestar_polars.__file__.startswith(sys.argv[1]), lodestar_polars.__file_
 from all_trec_row import all_trec_measures, frame
 df = frame(int(sys.argv[3]), int(sys.argv[4]))
 measures, _ = all_trec_measures()
-options = {"doc": "doc", "ties": "doc", "no_relevant": 0.0}
+options = {"doc": "doc", "ties": "doc", "no_relevant": 0.0, "exact_sums": sys.argv[6] == "exact"}
 df.head(1000).rank_metrics.evaluate(measures, **options)
 wall, cpu = time.perf_counter(), time.process_time()
 df.rank_metrics.evaluate(measures, **options)
@@ -68,6 +69,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=100)
     parser.add_argument("--judged", type=int, default=40)
     parser.add_argument("--in-frame", action="store_true", help="all_trec_row.py's in-frame data, no judgments")
+    parser.add_argument("--exact-sums", action="store_true", help="evaluate(..., exact_sums=True)")
     args = parser.parse_args()
     child = CHILD_IN_FRAME if args.in_frame else CHILD
     with tempfile.TemporaryDirectory() as folder:
@@ -76,7 +78,7 @@ def main() -> None:
         loads = [os.getloadavg()[0]]
         for _ in range(args.runs):
             for name, package in sides.items():
-                shape = [str(args.queries), str(args.docs), str(args.judged)]
+                shape = [str(args.queries), str(args.docs), str(args.judged), "exact" if args.exact_sums else "float"]
                 command = [sys.executable, "-c", child, str(package), str(ROOT / "benchmarks"), *shape]
                 wall, cpu = map(
                     float, subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
