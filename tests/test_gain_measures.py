@@ -56,6 +56,70 @@ def test_rbp_brings_graded_gains_into_zero_one_by_the_greatest_level() -> None:
     assert one(frame([0, 0]), "rbp", no_relevant=None) == 0.0
 
 
+def trec_eval_rbp_and_residual(levels: list[int | None], p: float) -> tuple[float, float]:
+    """trec_eval's te_calc_rbp and te_calc_rbp_resid loops, in the same float operations (levels 0/1 in rank
+    order, None unjudged): the weight multiplied by p after every position, the terms added one after another."""
+    total = residual = 0.0
+    weight = 1.0
+    for level in levels:
+        if level is None:
+            residual += weight
+        elif level:
+            total += float(level) * weight
+        weight = weight * p
+    return (1.0 - p) * total, weight + (1 - p) * residual
+
+
+@pytest.mark.parametrize("p", [0.5, 0.9, 0.95])
+@pytest.mark.parametrize("judged", [False, True])
+def test_rbp_weights_are_trec_eval_products_to_the_last_bit_also_where_they_settle_below_the_least_normal(
+    p: float, judged: bool
+) -> None:
+    # 16,000 positions: past the ~1,100 (p=0.5) to ~14,500 (p=0.95) after which p^(i-1), multiplied out, is 0 or a
+    # subnormal that p rounds back to itself; relevant rows spread over the list, the last ones far past it
+    n = 16_000
+    relevant = {0, 1, 3, 7, 60, 500, 1_070, 1_080, 7_049, 7_060, 9_000, 14_470, 15_999}
+    unjudged = {2, 5, 61, 7_050, 14_466, 15_998} if judged else set()
+    levels = [None if i in unjudged else int(i in relevant) for i in range(n)]
+    data = frame([level or 0 for level in levels])
+    options: dict[str, object] = {}
+    if judged:
+        options["qrels"] = data.filter(~pl.col("doc").is_in([f"d{i}" for i in unjudged])).drop("score")
+        data = data.drop("relevance")
+    rbp, residual = trec_eval_rbp_and_residual(levels, p)
+    measures = [f"rbp(p={p})", f"rbp_resid(p={p})"]
+    result = data.rank_metrics.evaluate(measures, doc="doc", ties="doc", **options).row(0)[1:]
+    assert result == (rbp, residual if judged else 0.0)
+
+
+def test_rbp_weights_past_a_cut_table_are_powers_within_a_few_units_in_the_last_place(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a p above ~0.9993 needs more than the 2^20 positions kept before its products settle: the weights past the
+    # table are its last entry times a power; with the table cut at 16 entries, so for p = 0.8 here
+    from lodestar_polars.measures import rbp as rbp_module
+
+    monkeypatch.setattr(rbp_module, "_TABLE_LIMIT", 16)
+    rbp_module.weight_table.cache_clear()
+    try:
+        levels: list[int | None] = [1 if i % 3 == 0 else (None if i % 7 == 0 else 0) for i in range(40)]
+        data = frame([level or 0 for level in levels]).drop("relevance")
+        qrels = frame([level or 0 for level in levels]).filter(
+            pl.col("doc").is_in([f"d{i}" for i, level in enumerate(levels) if level is not None])
+        )
+        rbp, residual = trec_eval_rbp_and_residual(levels, 0.8)
+        measures = ["rbp(p=0.8)", "rbp_resid(p=0.8)"]
+        result = data.rank_metrics.evaluate(measures, doc="doc", ties="doc", qrels=qrels).row(0)[1:]
+        assert result[0] == pytest.approx(rbp, rel=1e-14, abs=0.0)
+        assert result[1] == pytest.approx(residual, rel=1e-14, abs=0.0)
+        # within the table, the same bits
+        short = levels[:16]
+        within = data.head(16).rank_metrics.evaluate(measures, doc="doc", ties="doc", qrels=qrels)
+        assert within.row(0)[1:] == trec_eval_rbp_and_residual(short, 0.8)
+    finally:
+        rbp_module.weight_table.cache_clear()
+
+
 def test_rbp_with_judgments_takes_the_range_of_every_judged_level_and_gives_unjudged_documents_nothing() -> None:
     run = frame([0, 0, 0]).drop("relevance")
     # d0 judged 1, d1 unjudged, d2 judged 1; the query's greatest judged level is 4 (d9, not retrieved)

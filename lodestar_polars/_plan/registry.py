@@ -418,9 +418,13 @@ def on_judged_rows(build: Build) -> frozenset[Quantity]:
     over the judged rows (`Term.judged_rows`) and only running windows right over them too
     (`Running.judged_rows_suffice`), which then go with it (`running_on_judged_rows`): on a deep run most rows are
     unjudged."""
-    if not build.judged or build.spec.ties == "average" or build.route.term_rows is not TermRows.EVERY_ROW:
-        return frozenset()
-    return _judged_rows_quantities(build.spec)
+    return _judged_rows_quantities(build.spec) if _judged_rows_route(build) else frozenset()
+
+
+def _judged_rows_route(build: Build) -> bool:
+    """Judgments, deterministic ties and every row's terms (`TermRows.EVERY_ROW`): the route on which the terms
+    summed over the judged rows only (`Term.judged_rows`) have a frame of their own."""
+    return build.judged and build.spec.ties != "average" and build.route.term_rows is TermRows.EVERY_ROW
 
 
 # per call, built once (the sites ask again and again): the quantities and the measures' running columns
@@ -435,8 +439,10 @@ def _judged_rows_quantities(spec: Spec) -> frozenset[Quantity]:
 
 def running_on_judged_rows(build: Build) -> frozenset[str]:
     """The measures' running columns (`Running`) computed over the judged rows alone: those of the measures reading
-    a quantity of `on_judged_rows` (each declares it may: `Running.judged_rows_suffice`)."""
-    return _judged_rows_only(build.spec)[1] if on_judged_rows(build) else frozenset()
+    a quantity of `on_judged_rows` (each declares it may: `Running.judged_rows_suffice`), and those of a measure
+    whose running columns all may and whose terms are all summed there (`Term.judged_rows`: rbp's running sum,
+    which only its judged rows raise), unless a measure computing it over every row declares it too."""
+    return _judged_rows_only(build.spec)[1] if _judged_rows_route(build) else frozenset()
 
 
 def _judged_rows_only(spec: Spec) -> tuple[frozenset[Quantity], frozenset[str]]:
@@ -467,7 +473,17 @@ def _judged_rows_sets(spec: Spec) -> tuple[frozenset[Quantity], frozenset[str]]:
         running |= {
             column.column for d, _ in _definitions(spec) if quantity in d.quantities for column in d.running(context)
         }
-    return frozenset(apart), frozenset(running)
+    own: set[str] = set()  # a measure's own running columns, right over the judged rows alone
+    every_row: set[str] = set()  # declared by a measure whose terms or running columns need every row
+    for definition, measure in _definitions(spec):
+        columns = definition.running(context)
+        if all(column.judged_rows_suffice for column in columns) and all(
+            term.judged_rows for term in _measure_terms(measure, context).values()
+        ):
+            own |= {column.column for column in columns}
+        else:
+            every_row |= {column.column for column in columns}
+    return frozenset(apart), frozenset(running | (own - every_row))
 
 
 def with_expressions(build: Build, frame: pl.LazyFrame, site: Callable[[QuantityPlan], Expressions]) -> pl.LazyFrame:

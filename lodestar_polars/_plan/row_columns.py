@@ -73,7 +73,7 @@ def judged_rows_apart(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
     """The judged rows (every row's terms, with judgments) with the quantities computed over them alone
     (`on_judged_rows`) and the measures' running windows that go with them: their ordered joins, their row
     columns, then their ordered and running windows with the running columns."""
-    if not on_judged_rows(build):
+    if not on_judged_rows(build) and not running_on_judged_rows(build):
         return rows
     here = replace(build, on_judged_rows=True)
     rows = with_ordered_joins(here, rows)

@@ -222,12 +222,13 @@ class Term(NamedTuple):
     (Polars does not share a sub-expression between the aggregations of a group-by).  A `least` term is null
     for a query with no row (a judged query missing from the run); a sum is 0.  `judged_rows`: the row form is
     0 (a sum) or null (a least) on every row without a judged level (with judgments: unjudged, or judged at a
-    negative level; it reads the relevant flag or the gain, which are false and 0 there), so that with judgments
-    the plan takes it over the judged rows only (most of a deep run's rows are unjudged); a term that counts
-    unjudged rows (unj, utility's non-relevant, the retrieved count) keeps the default.  `whole`: the row form is
-    a whole number on every row (a count: 0 or 1, or a tie block's count on its first row), so that its float sum
-    is exact whatever the order of the rows (every partial sum a whole number below 2**53), and `exact_sums` sums
-    it as it is, without the partial totals an exact sum of fractions needs."""
+    negative level; it reads the relevant flag or the gain, which are false and 0 there), or for a least, no less
+    there than at some judged row of its query (rbp's running sum, which only a judged row's gain raises), so
+    that with judgments the plan takes it over the judged rows only (most of a deep run's rows are unjudged); a
+    term that counts unjudged rows (unj, utility's non-relevant, the retrieved count) keeps the default.
+    `whole`: the row form is a whole number on every row (a count: 0 or 1, or a tie block's count on its first
+    row), so that its float sum is exact whatever the order of the rows (every partial sum a whole number below
+    2**53), and `exact_sums` sums it as it is, without the partial totals an exact sum of fractions needs."""
 
     row: pl.Expr
     block: pl.Expr | None

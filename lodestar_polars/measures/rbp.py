@@ -8,7 +8,9 @@ be negative (trec_eval would shift them by the least, and an unjudged document w
 as a judged one of gain 0).  Without a cut-off the whole list counts (trec_eval's rbp); a query with no row
 scores 0.  In the deterministic tie modes the weights are multiplied and the terms added one position after
 another, as trec_eval does, so that its printed digits are met also where a decimal p puts a value on a
-rounding boundary.
+rounding boundary: the weights are read from a table of those products (`weight_table`, up to 2^20 positions;
+past them, for a p above about 0.9993 only, by a power, within a few units in the last place), and the terms
+added in a running sum over the rows whose gain is not 0 (with judgments: the judged rows only).
 
 ir_measures' RBP(p=...) (computed by trectools, outside its default pipeline) sums the raw relevance without
 bringing it into [0, 1], and averages the weights of tied documents: it equals this with judgments in {0, 1}
@@ -21,6 +23,7 @@ takes it: a tie block adds its mean g' times its summed weights (within k).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import polars as pl
@@ -56,25 +59,47 @@ def refused_persistence(p: float) -> str | None:
 
 
 def weight_column(p: float) -> str:
-    """p^(position - 1), multiplied out one position after another (`running_weight`)."""
+    """p^(position - 1), as trec_eval multiplies it out one position after another (`weight_table`)."""
     return term_name(f"rbp_weight_{option_text(p)}", None)
 
 
-def _factor(p: float) -> pl.Expr:
-    """1 at the first position, p at each later one: their running product is p^(position - 1), the same
-    products, bit for bit, as p multiplied over the positions above (an exclusive product would shift, which
-    costs a window as much again)."""
-    return pl.when(pl.col(POSITION) > 1).then(pl.lit(p, pl.Float64)).otherwise(pl.lit(1.0, pl.Float64))
+# the longest table of weights kept (8 MiB): the weights of a p up to about 0.9993 settle within it
+_TABLE_LIMIT = 1 << 20
 
 
-def running_weight(p: float) -> Running:
-    return Running(weight_column(p), _factor(p), "product")
+@functools.cache
+def weight_table(p: float) -> tuple[float, ...]:
+    """1, p, p*p, ...: each entry the one before times p, the products trec_eval forms position after position, up
+    to the first that the next product leaves unchanged (0, or a subnormal that p rounds back to itself: every later
+    one is the same), or `_TABLE_LIMIT` entries."""
+    weights = [1.0]
+    while len(weights) < _TABLE_LIMIT:
+        following = weights[-1] * p
+        if following == weights[-1]:
+            return tuple(weights)
+        weights.append(following)
+    return tuple(weights)
 
 
-def weight_in_window(p: float) -> pl.Expr:
-    """p^(position - 1) multiplied out inside a running window's own expression, the same products as
-    `running_weight`'s column: a window reading that column would need a context of its own, after it."""
-    return _factor(p).cum_prod()
+def table_weight(p: float, position: pl.Expr) -> pl.Expr:
+    """p^(position - 1), elementwise, read from `weight_table` (no running order needed): past a table that ends
+    where the products settle, its last entry; past one cut at `_TABLE_LIMIT` (p above about 0.9993), its last
+    entry times p^(the positions further) by a power, within a few units in the last place of the running
+    product."""
+    table = weight_table(p)
+    last = len(table) - 1
+    offset = position.cast(pl.Int64) - 1
+    weight = pl.lit(pl.Series(table, dtype=pl.Float64)).gather(offset.clip(0, last))
+    if len(table) < _TABLE_LIMIT or table[-1] * p == table[-1]:
+        return weight
+    further = pl.lit(p, pl.Float64).pow((offset - last).cast(pl.Float64))
+    return pl.when(offset > last).then(table[-1] * further).otherwise(weight)
+
+
+def weight_by_table(p: float) -> Running:
+    """The weight column, row by row before the aggregation (a gather the streaming engine runs in a select, not
+    inside it); its value at a row is its own, so the judged rows alone give it too."""
+    return Running(weight_column(p), table_weight(p, pl.col(POSITION)), "row", judged_rows_suffice=True)
 
 
 def power_weight(p: float, cutoff: int | None) -> pl.Expr:
@@ -105,18 +130,20 @@ def _running_sum(p: float) -> str:
 def running_at(p: float, context: Context) -> list[Running]:
     if context.averaged:
         return []
-    # the weights multiplied out inside the sum's own window (one window, not two; the weight column, read
-    # at a cut-off, is computed only when a term reads it)
-    weighted = brought_into_range() * weight_in_window(p)
-    return [running_weight(p), Running(_running_sum(p), weighted, "sum")]
+    # trec_eval's sum, position after position: only its non-zero terms change it, and those are judged rows, so
+    # the running sum over the judged rows alone ends at the same value, bit for bit
+    weighted = brought_into_range() * pl.col(weight_column(p))
+    return [weight_by_table(p), Running(_running_sum(p), weighted, "sum", judged_rows_suffice=True)]
 
 
 def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:
     gain = brought_into_range()
     if not context.averaged:
         if cutoff is None:  # trec_eval's sum, position after position: its greatest (last) running value
-            return {_sum_column(p, cutoff): Term(-pl.col(_running_sum(p)), None, least=True)}
-        return {_sum_column(p, cutoff): Term(gain * cut(pl.col(weight_column(p)), POSITION, cutoff), None)}
+            # the least of the running sums' negations is reached at the last row whose gain is not 0, a judged one
+            return {_sum_column(p, cutoff): Term(-pl.col(_running_sum(p)), None, least=True, judged_rows=True)}
+        weighted = gain * cut(pl.col(weight_column(p)), POSITION, cutoff)
+        return {_sum_column(p, cutoff): Term(weighted, None, judged_rows=True)}
     weights = power_weight(p, cutoff)
     block_gain = term_name("block_rbp_gain", None)
     block_weights = term_name(f"block_rbp_weight_{option_text(p)}", cutoff)

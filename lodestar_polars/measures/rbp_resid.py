@@ -54,9 +54,9 @@ def _running_unjudged(p: float) -> str:
 def running_at(p: float, context: Context) -> list[Running]:
     if context.averaged or not context.judged:  # without judgments every row is judged: no running sums
         return []
-    # the weights multiplied out inside the sum's own window, as rbp's: the same context as the weight column
-    unjudged = (~rbp.judged(context)).cast(pl.Float64) * rbp.weight_in_window(p)
-    return [rbp.running_weight(p), Running(_running_unjudged(p), unjudged, "sum")]
+    # trec_eval's weights (rbp's table), added one unjudged position after another: over every row
+    unjudged = (~rbp.judged(context)).cast(pl.Float64) * pl.col(rbp.weight_column(p))
+    return [rbp.weight_by_table(p), Running(_running_unjudged(p), unjudged, "sum")]
 
 
 def terms_at(p: float, context: Context, cutoff: int | None) -> dict[str, Term]:
