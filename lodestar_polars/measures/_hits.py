@@ -22,9 +22,9 @@ def within_block(cutoff: int | None) -> pl.Expr:
 
 
 def terms(context: Context, cutoff: int | None) -> dict[str, Term]:
+    if cutoff is None:  # every row is within the whole list: no position read (none computed if no other term reads it)
+        return {hits_column(cutoff): Term(pl.col(RELEVANT).cast(pl.Float64), None, judged_rows=True, whole=True)}
     row = (pl.col(RELEVANT) & within(context.position, cutoff)).cast(pl.Float64)
-    if cutoff is None:
-        return {hits_column(cutoff): Term(row, None, judged_rows=True, whole=True)}
     n = pl.col(BLOCK_SIZE).cast(pl.Float64)
     positions_within = pl.col(term_name("block_within", cutoff)).cast(pl.Float64)
     block = pl.col(BLOCK_RELEVANT).cast(pl.Float64) / n * positions_within
