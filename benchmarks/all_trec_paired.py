@@ -5,6 +5,7 @@
     python benchmarks/all_trec_paired.py BASE HEAD [--runs 5] [--queries 20000] [--docs 100] [--judged 40]
     python benchmarks/all_trec_paired.py BASE HEAD --in-frame [--queries 1000000] [--docs 10]
     python benchmarks/all_trec_paired.py BASE HEAD --exact-sums        # the trec_eval mode's arithmetic
+    python benchmarks/all_trec_paired.py BASE HEAD --measures rbp rbp_resid   # these measures, not all_trec
 
 The data and the call are `all_trec_trec_shape.py`'s (ties="doc", no_relevant=0, qrels=); with `--in-frame`,
 `all_trec_row.py`'s (in-frame relevance, ties="doc", doc="doc", no_relevant=0; warm-up on 1,000 rows).
@@ -13,6 +14,7 @@ The data and the call are `all_trec_trec_shape.py`'s (ties="doc", no_relevant=0,
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -23,13 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
-import sys, time
+import json, sys, time
 sys.path.insert(0, sys.argv[1]); sys.path.insert(1, sys.argv[2])
 import lodestar_polars
 assert lodestar_polars.__file__.startswith(sys.argv[1]), lodestar_polars.__file__
 from all_trec_trec_shape import all_trec_measures, frames
 run, qrels = frames(int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
-measures = all_trec_measures()
+measures = json.loads(sys.argv[7]) or all_trec_measures()
 options = {"qrels": qrels, "doc": "doc", "ties": "doc", "no_relevant": 0.0, "exact_sums": sys.argv[6] == "exact"}
 run.rank_metrics.evaluate(measures[:3], **options)
 wall, cpu = time.perf_counter(), time.process_time()
@@ -38,13 +40,13 @@ print(time.perf_counter() - wall, time.process_time() - cpu)
 """
 
 CHILD_IN_FRAME = """
-import sys, time
+import json, sys, time
 sys.path.insert(0, sys.argv[1]); sys.path.insert(1, sys.argv[2])
 import lodestar_polars
 assert lodestar_polars.__file__.startswith(sys.argv[1]), lodestar_polars.__file__
 from all_trec_row import all_trec_measures, frame
 df = frame(int(sys.argv[3]), int(sys.argv[4]))
-measures, _ = all_trec_measures()
+measures = json.loads(sys.argv[7]) or all_trec_measures()[0]
 options = {"doc": "doc", "ties": "doc", "no_relevant": 0.0, "exact_sums": sys.argv[6] == "exact"}
 df.head(1000).rank_metrics.evaluate(measures, **options)
 wall, cpu = time.perf_counter(), time.process_time()
@@ -70,6 +72,7 @@ def main() -> None:
     parser.add_argument("--judged", type=int, default=40)
     parser.add_argument("--in-frame", action="store_true", help="all_trec_row.py's in-frame data, no judgments")
     parser.add_argument("--exact-sums", action="store_true", help="evaluate(..., exact_sums=True)")
+    parser.add_argument("--measures", nargs="+", default=[], help="these measures instead of the all_trec set")
     args = parser.parse_args()
     child = CHILD_IN_FRAME if args.in_frame else CHILD
     with tempfile.TemporaryDirectory() as folder:
@@ -79,7 +82,15 @@ def main() -> None:
         for _ in range(args.runs):
             for name, package in sides.items():
                 shape = [str(args.queries), str(args.docs), str(args.judged), "exact" if args.exact_sums else "float"]
-                command = [sys.executable, "-c", child, str(package), str(ROOT / "benchmarks"), *shape]
+                command = [
+                    sys.executable,
+                    "-c",
+                    child,
+                    str(package),
+                    str(ROOT / "benchmarks"),
+                    *shape,
+                    json.dumps(args.measures),
+                ]
                 wall, cpu = map(
                     float, subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
                 )
