@@ -243,12 +243,12 @@ class Running(NamedTuple):
     the running product (`operation` "product") or sum of `value` over positions 1..p, or 1..p-1 when
     `exclusive` (then starting from 1 or 0); or over the row's tie block (its query's rows of its score), the
     sum ("block_sum") or least ("block_least") of `value`.  A measure whose tool adds or multiplies one position
-    after another (trec_eval's rbp) reads its total from a running one (the least of a running product of
-    factors in [0, 1], the greatest of a running sum of non-negative values), so that its sums are those of the
-    tool to the last bit; a block one gives each row of a tie block what the block's sums need of the others
+    after another (trec_eval's rbp and inst) reads its total from a running one (the least of a running product
+    of factors in [0, 1], the greatest of a running sum of non-negative values), so that its sums are those of
+    the tool to the last bit; a block one gives each row of a tie block what the block's sums need of the others
     (an aggregation mixed with the rows inside the block group-by would leave the streaming engine).  A "row"
     one is `value` itself, row by row: an expression the streaming engine runs in a select but not inside the
-    per-query aggregation (compat's table lookup, a `gather`), computed before it."""
+    per-query aggregation (compat's and rbp's table lookups, a `gather`), computed before it."""
 
     column: str
     value: pl.Expr
