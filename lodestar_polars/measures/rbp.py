@@ -10,7 +10,8 @@ scores 0.  In the deterministic tie modes the weights are multiplied and the ter
 another, as trec_eval does, so that its printed digits are met also where a decimal p puts a value on a
 rounding boundary: the weights are read from a table of those products (`weight_table`, up to 2^20 positions;
 past them, for a p above about 0.9993 only, by a power, within a few units in the last place), and the terms
-added in a running sum over the rows whose gain is not 0 (with judgments: the judged rows only).
+added in a running sum, which only the rows whose gain is not 0 change (so, with judgments, it runs over the
+judged rows only).
 
 ir_measures' RBP(p=...) (computed by trectools, outside its default pipeline) sums the raw relevance without
 bringing it into [0, 1], and averages the weights of tied documents: it equals this with judgments in {0, 1}
