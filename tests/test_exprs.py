@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -383,6 +383,17 @@ def expression_error(frame: pl.DataFrame, engine: str, context: str, built: pl.E
 CONTEXTS = [(engine, context) for engine in ENGINES for context in ("agg", "over")]
 
 
+def assert_quotes_a_failing_group(message: str, engine: str, quotes: Sequence[str]) -> None:
+    """`quotes`: the message worded for each failing group, the group the check prefers first.  The eager and
+    in-memory engines hand the check every group's results at once, so it quotes the preferred group; the
+    streaming engine may hand them over in batches (under `.over()`, once per row, in morsels), so the message
+    is true of one of the failing groups."""
+    if engine == "streaming":
+        assert message in quotes
+    else:
+        assert message == quotes[0]
+
+
 @pytest.mark.parametrize(("engine", "context"), CONTEXTS)
 @pytest.mark.parametrize(("column", "bad"), [("relevance", None), ("relevance", math.nan), ("score", math.inf)])
 @pytest.mark.parametrize("metric", ALL_METRICS)
@@ -393,21 +404,45 @@ def test_null_nan_or_infinite_values(
     frame = frame.with_columns(pl.when(pl.col("query") >= 2).then(bad).otherwise(pl.col(column)).alias(column))
     namespace = str(namespace_error(frame, metric))
     message = expression_error(frame, engine, context, getattr(exprs, metric)())
-    # the namespace names the first query; an expression cannot see the group key, so it counts the groups
-    stem = f"{column} column {column!r} has 3 null, NaN or infinite value(s)"
-    assert namespace.startswith(stem + ", the first in query 2.")
-    assert message == stem + ", in 2 group(s)."
+    # the namespace counts them and names the first query; an expression, which sees neither the group key nor
+    # (under the streaming engine) every group at once, words one group: the one with the most (query 2: 2 rows)
+    assert namespace.startswith(f"{column} column {column!r} has 3 null, NaN or infinite value(s), the first in query 2.")
+    quotes = [f"a group has {count} null, NaN or infinite value(s) in {column} column {column!r}." for count in (2, 1)]
+    assert_quotes_a_failing_group(message, engine, quotes)
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+@pytest.mark.parametrize("metric", ["ndcg", "precision"])
+def test_a_data_error_words_one_group_whatever_the_batches(metric: str, engine: str, context: str) -> None:
+    """600 groups of 5 rows, group g with g % 4 NaN scores (0 to 3), rows of the groups interleaved: under the
+    streaming engine the check may see the groups in batches, or (`.over()` of a plain aggregation such as
+    precision's) once per row, so a count over the groups it is handed would be wrong; the message words one
+    failing group, the one with the most where every group is handed at once."""
+    groups = np.arange(3000) % 600
+    position = np.arange(3000) // 600
+    frame = pl.DataFrame(
+        {
+            "query": groups,
+            "relevance": position % 2,
+            "score": np.where(position < groups % 4, np.nan, position / 10),
+        }
+    )
+    message = expression_error(frame, engine, context, getattr(exprs, metric)())
+    quotes = [f"a group has {count} null, NaN or infinite value(s) in score column 'score'." for count in (3, 2, 1)]
+    assert_quotes_a_failing_group(message, engine, quotes)
 
 
 @pytest.mark.parametrize(("engine", "context"), CONTEXTS)
 def test_negative_relevance_is_refused_by_ndcg(small: pl.DataFrame, engine: str, context: str) -> None:
     frame = small.with_columns(relevance=pl.Series([1, -1, 2, 1, -3]))
     message = expression_error(frame, engine, context, exprs.ndcg())
-    # the namespace names the first query and its label; an expression counts the groups and quotes the least
+    # the namespace names the first query and its label; an expression words the group with the least label
+    # (query 3: -3; query 1 has -1)
     reason = "ndcg refuses negative labels, as scikit-learn's ndcg_score does (dcg accepts them)."
-    stem = "relevance column 'relevance' has 2 negative value(s)"
-    assert str(namespace_error(frame, "ndcg")) == f"{stem}, the first in query 1 (value -1); {reason}"
-    assert message == f"{stem} (the least -3), in 2 group(s); {reason}"
+    namespace = "relevance column 'relevance' has 2 negative value(s), the first in query 1 (value -1); "
+    assert str(namespace_error(frame, "ndcg")) == namespace + reason
+    stem = "a group has 1 negative value(s) in relevance column 'relevance'"
+    assert_quotes_a_failing_group(message, engine, [f"{stem} (the least {least}); {reason}" for least in (-3, -1)])
     # dcg accepts negative relevance, as scikit-learn's dcg_score does
     result = frame.group_by("query").agg(exprs.dcg()).sort("query")
     assert_frame_equal(result, frame.rank_metrics.dcg(), **TOLERANCE)
@@ -426,7 +461,8 @@ def test_a_label_missing_from_the_gain_mapping(small: pl.DataFrame, engine: str,
 def test_several_labels_missing_from_the_gain_mapping_quote_the_least(engine: str, context: str) -> None:
     """Labels 9 and 5 unmapped in one group (9 first), 7 in another: the message quotes 5, the least, whatever
     the order of the rows and of the groups (the first unmapped label of the first failing group would be 9 or
-    7, depending on the order the groups come in)."""
+    7, depending on the order the groups come in); the streaming engine, which may hand the check the groups
+    in batches, quotes the least of one group, 5 or 7."""
     frame = pl.DataFrame(
         {
             "query": [1, 1, 1, 2, 2, 3],
@@ -437,7 +473,8 @@ def test_several_labels_missing_from_the_gain_mapping_quote_the_least(engine: st
     gain = {0: 0.0, 1: 1.0}
     for order in ([0, 1, 2, 3, 4, 5], [4, 3, 5, 0, 1, 2], [5, 3, 4, 2, 1, 0]):
         message = expression_error(frame[order], engine, context, exprs.ndcg(gain=gain))
-        assert message == "relevance label 5 has no gain in the gain mapping."
+        quotes = [f"relevance label {label} has no gain in the gain mapping." for label in (5, 7)]
+        assert_quotes_a_failing_group(message, engine, quotes)
 
 
 @pytest.mark.parametrize(("engine", "context"), CONTEXTS)
@@ -457,18 +494,17 @@ def test_a_null_doc(small: pl.DataFrame, engine: str, context: str) -> None:
     message = expression_error(frame, engine, context, exprs.reciprocal_rank(doc="doc", ties="doc"))
     namespace = str(namespace_error(frame, "reciprocal_rank", doc="doc", ties="doc"))
     assert namespace == "doc column 'doc' has 2 null value(s), the first in query 1."
-    assert message == "doc column 'doc' has 2 null value(s), in 2 group(s)."
+    assert message == "a group has 1 null value(s) in doc column 'doc'."  # queries 1 and 3 have one each
 
 
 @pytest.mark.parametrize(("engine", "context"), CONTEXTS)
 def test_no_relevant_error(small: pl.DataFrame, engine: str, context: str) -> None:
     message = expression_error(small, engine, context, exprs.ndcg(no_relevant="error"))
     namespace = str(namespace_error(small, "ndcg", no_relevant="error"))
-    shared = "has no relevant document (ideal DCG is 0), and 1 "
-    assert namespace.startswith("query 3 " + shared)
-    assert message.startswith("a group " + shared)
+    assert namespace.startswith("query 3 has no relevant document (ideal DCG is 0), and 1 ")
     assert namespace.endswith("in all; pass no_relevant=0.0, 1.0 or None to score them.")
-    assert message.endswith("in all; pass no_relevant=0.0, 1.0 or None to score them.")
+    expected = "a group has no relevant document (ideal DCG is 0); pass no_relevant=0.0, 1.0 or None to score them."
+    assert message == expected
 
 
 def test_no_relevant_none_gives_null_as_the_namespace(small: pl.DataFrame) -> None:
@@ -479,7 +515,7 @@ def test_no_relevant_none_gives_null_as_the_namespace(small: pl.DataFrame) -> No
 
 def test_data_errors_raise_beside_other_aggregations(small: pl.DataFrame) -> None:
     frame = small.with_columns(score=pl.Series([0.5, None, 0.1, 0.3, 0.9]))
-    with pytest.raises(ValueError, match=re.escape("score column 'score' has 1 null, NaN or infinite value(s)")):
+    with pytest.raises(ValueError, match=re.escape("a group has 1 null, NaN or infinite value(s) in score column 'score'.")):
         frame.group_by("query").agg(pl.len(), exprs.ndcg(k=3), pl.col("relevance").sum())
 
 

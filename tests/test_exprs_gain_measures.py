@@ -356,11 +356,11 @@ def test_g_takes_a_negative_gain_as_evaluate_does() -> None:
     exprs.sdcg(k=5, max_rel=2, gain=mapping)  # sdcg clips it to min_rel, as evaluate does
 
 
-def test_g_and_bin_g_no_relevant_error_count_the_groups() -> None:
+def test_g_and_bin_g_no_relevant_error() -> None:
     frame = pl.DataFrame({"query": [1, 1, 2, 3], "relevance": [0, 2, 0, 0], "score": [2.0, 1.0, 1.0, 1.0]})
-    with pytest.raises(ValueError, match=r"^a group has no positive gain, and 2 group\(s\) in all; pass no_relevant"):
+    with pytest.raises(ValueError, match=r"^a group has no positive gain; pass no_relevant"):
         frame.group_by("query").agg(exprs.g(ties="input", no_relevant="error"))
-    with pytest.raises(ValueError, match=r"^a group has no document with relevance above 0, and 2 group\(s\) in all"):
+    with pytest.raises(ValueError, match=r"^a group has no document with relevance above 0; pass no_relevant"):
         frame.group_by("query").agg(exprs.bin_g(no_relevant="error"))
 
 

@@ -13,38 +13,34 @@ from ..measures._base import ERR_MAX_GRADE
 from ..measures.ndcg import NEGATIVE_LABELS_REFUSED
 from ._inputs import _check_no_relevant, _check_threshold, _gain, _Inputs, _inputs
 
-# data-error messages: the namespace's words, with the group in place of the query it names
-BAD_VALUES_MESSAGE = "{role} column {column!r} has {total} null, NaN or infinite value(s)"
+# data-error messages: the namespace's words, about one group (an expression does not see its group's key, and
+# Polars may hand the per-group results to the check in batches, or once per row under the streaming engine's
+# `.over()`, so no count over the groups would be sure)
+BAD_VALUES_MESSAGE = "a group has {count} null, NaN or infinite value(s) in {role} column {column!r}."
 NEGATIVE_RELEVANCE_MESSAGE = (
-    "relevance column {column!r} has {total} negative value(s) (the least {value}), in {groups} group(s); "
+    "a group has {count} negative value(s) in relevance column {column!r} (the least {value}); "
     + NEGATIVE_LABELS_REFUSED
 )
 UNMAPPED_LABEL_MESSAGE = "relevance label {value} has no gain in the gain mapping."
-NULL_DOCS_MESSAGE = "doc column {column!r} has {total} null value(s)"
+NULL_DOCS_MESSAGE = "a group has {count} null value(s) in doc column {column!r}."
 DUPLICATE_DOC_MESSAGE = (
     "a group lists doc {value} more than once (column {column!r}); "
     "a duplicated (query, doc) pair, often from a join fan-out, would inflate the metric."
 )
 NO_RELEVANT_MESSAGE = (
-    "a group has no relevant document (ideal DCG is 0), and {total} group(s) in all; "
-    "pass no_relevant=0.0, 1.0 or None to score them."
+    "a group has no relevant document (ideal DCG is 0); pass no_relevant=0.0, 1.0 or None to score them."
 )
 NO_RELEVANT_ABOVE_MESSAGE = (
-    "a group has no document with relevance above {threshold:g}, and {total} group(s) in all; "
-    "pass no_relevant=0.0, 1.0 or None to score them."
+    "a group has no document with relevance above {threshold:g}; pass no_relevant=0.0, 1.0 or None to score them."
 )
 NO_GRADE_ABOVE_ZERO_MESSAGE = (
-    "a group has no document of grade above 0 (ideal ERR is 0), and {total} group(s) in all; "
-    "pass no_relevant=0.0, 1.0 or None to score them."
+    "a group has no document of grade above 0 (ideal ERR is 0); pass no_relevant=0.0, 1.0 or None to score them."
 )
-NO_POSITIVE_GAIN_MESSAGE = (
-    "a group has no positive gain, and {total} group(s) in all; pass no_relevant=0.0, 1.0 or None to score them."
-)
+NO_POSITIVE_GAIN_MESSAGE = "a group has no positive gain; pass no_relevant=0.0, 1.0 or None to score them."
 ERR_GRADE_MESSAGE = (
     f"relevance {{value}} (column {{column!r}}) is outside ERR's grades 0..{ERR_MAX_GRADE}: its stopping probability "
-    f"(2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1)"
+    f"(2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1)."
 )
-_IN_GROUPS = ", in {groups} group(s)."
 
 
 def _non_finite(column: pl.Expr) -> pl.Expr:
@@ -53,45 +49,30 @@ def _non_finite(column: pl.Expr) -> pl.Expr:
 
 @dataclass(frozen=True)
 class _Check:
-    """A per-group counter that must be 0 in every group, and how to word the error when it is not."""
+    """A per-group counter that must be 0 in every group, and the message that words one failing group: its
+    `count` and, with `value`, a value of that group to quote.  The group quoted is the one with the least
+    value when `least`, else the one with the greatest count (the same whatever order the groups come in,
+    among the groups the check is handed at once)."""
 
     name: str
     counter: pl.Expr
-    message: Callable[[pl.DataFrame, pl.Series], str]
+    message: str  # formatted with `count`, `value` and `names`
     value: pl.Expr | None = None  # a per-group offending value to quote
+    least: bool = False
+    names: tuple[tuple[str, object], ...] = ()
 
-
-def _count_message(template: str, **names: object) -> Callable[[pl.DataFrame, pl.Series], str]:
-    def message(frame: pl.DataFrame, failing: pl.Series) -> str:
-        total = int(frame.get_column(failing.name).sum())
-        groups = int((failing > 0).sum())
-        return template.format(total=total, **names) + _IN_GROUPS.format(groups=groups)
-
-    return message
-
-
-def _value_message(template: str, least: bool = False, **names: object) -> Callable[[pl.DataFrame, pl.Series], str]:
-    """The message quoting a failing group's value: the least over the failing groups with `least` (the same
-    whatever order the groups come in), else the first failing group's."""
-
-    def message(frame: pl.DataFrame, failing: pl.Series) -> str:
-        values = frame.get_column(f"{failing.name}_value").filter(failing > 0).drop_nulls()
-        value = values.min() if least else values[0]
-        return template.format(value=repr(value) if isinstance(value, str) else value, **names)
-
-    return message
-
-
-def _negative_message(column: str) -> Callable[[pl.DataFrame, pl.Series], str]:
-    """The negative labels' count and groups, and the least of them (the same whatever order the groups come in)."""
-
-    def message(frame: pl.DataFrame, failing: pl.Series) -> str:
-        total = int(frame.get_column(failing.name).sum())
-        groups = int((failing > 0).sum())
-        least = frame.get_column(f"{failing.name}_value").filter(failing > 0).min()
-        return NEGATIVE_RELEVANCE_MESSAGE.format(column=column, total=total, value=least, groups=groups)
-
-    return message
+    def raise_if_failing(self, frame: pl.DataFrame) -> None:
+        failing = frame.filter(pl.col(self.name) > 0)
+        if failing.is_empty():
+            return
+        if self.value is not None and self.least:
+            failing = failing.sort(f"{self.name}_value", self.name, descending=[False, True], nulls_last=True)
+        else:
+            failing = failing.sort(self.name, descending=True, maintain_order=True)
+        group = failing.row(0, named=True)
+        value = group.get(f"{self.name}_value")
+        quoted = repr(value) if isinstance(value, str) else value
+        raise ValueError(self.message.format(count=group[self.name], value=quoted, **dict(self.names)))
 
 
 def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
@@ -100,35 +81,45 @@ def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
         _Check(
             "bad_score",
             _non_finite(i.score).sum(),
-            _count_message(BAD_VALUES_MESSAGE, role="score", column=i.score_name),
+            BAD_VALUES_MESSAGE,
+            names=(("role", "score"), ("column", i.score_name)),
         ),
         _Check(
             "bad_relevance",
             _non_finite(i.relevance).sum(),
-            _count_message(BAD_VALUES_MESSAGE, role="relevance", column=i.relevance_name),
+            BAD_VALUES_MESSAGE,
+            names=(("role", "relevance"), ("column", i.relevance_name)),
         ),
     ]
     if metric == "ndcg":
         negative = i.relevance.cast(pl.Float64, strict=False) < 0
         least_negative = pl.when(negative).then(i.relevance).min()
-        checks.append(_Check("negative", negative.sum(), _negative_message(i.relevance_name), least_negative))
+        checks.append(
+            _Check(
+                "negative",
+                negative.sum(),
+                NEGATIVE_RELEVANCE_MESSAGE,
+                least_negative,
+                least=True,
+                names=(("column", i.relevance_name),),
+            )
+        )
     if isinstance(i.gain, tuple):
         unmapped = gain.is_null() & i.relevance.is_not_null()
         # the least unmapped label, so that the message does not depend on the order of rows or groups
         least_label = pl.when(unmapped).then(i.relevance).min()
-        checks.append(
-            _Check("unmapped", unmapped.sum(), _value_message(UNMAPPED_LABEL_MESSAGE, least=True), least_label)
-        )
+        checks.append(_Check("unmapped", unmapped.sum(), UNMAPPED_LABEL_MESSAGE, least_label, least=True))
     if i.doc is not None:
-        checks.append(_Check("null_docs", i.doc.is_null().sum(), _count_message(NULL_DOCS_MESSAGE, column=i.doc_name)))
+        checks.append(_Check("null_docs", i.doc.is_null().sum(), NULL_DOCS_MESSAGE, names=(("column", i.doc_name),)))
         duplicated = i.doc.is_duplicated()
         first_duplicate = pl.when(duplicated).then(i.doc).drop_nulls().first()
         checks.append(
             _Check(
                 "duplicates",
                 duplicated.sum(),
-                _value_message(DUPLICATE_DOC_MESSAGE, column=i.doc_name),
+                DUPLICATE_DOC_MESSAGE,
                 first_duplicate,
+                names=(("column", i.doc_name),),
             )
         )
     return checks
@@ -145,9 +136,10 @@ def _check_dtypes(i: _Inputs, frame: pl.DataFrame) -> None:
 
 
 def _checked(i: _Inputs, checks: Sequence[_Check]) -> pl.Expr:
-    """0.0 for each group, from one Python call on the per-group counters (not the rows) that raises a failed
-    check first.  `is_elementwise=True` makes Polars apply it once to the column of per-group values after the
-    aggregation, instead of once per group."""
+    """0.0 for each group, from a Python call on the per-group counters that raises a failed check first.
+    `is_elementwise=True` makes Polars apply it to the column of per-group values after the aggregation, not
+    once per group: in one call or in batches, and under the streaming engine's `.over()` of a plain
+    aggregation to the values broadcast to the rows, in morsels (hence messages about one group)."""
     fields = {"score_sample": i.score.first(), "relevance_sample": i.relevance.first()}
     for check in checks:
         fields[check.name] = check.counter
@@ -158,9 +150,7 @@ def _checked(i: _Inputs, checks: Sequence[_Check]) -> pl.Expr:
         frame = per_group.struct.unnest()
         _check_dtypes(i, frame)
         for check in checks:
-            counts = frame.get_column(check.name)
-            if (counts > 0).any():
-                raise ValueError(check.message(frame, counts))
+            check.raise_if_failing(frame)
         return pl.zeros(per_group.len(), pl.Float64, eager=True)
 
     return pl.struct([e.alias(n) for n, e in fields.items()]).map_batches(
@@ -202,15 +192,14 @@ def _no_relevant_finish(
     no_relevant: object, threshold: float, message: str = NO_RELEVANT_ABOVE_MESSAGE
 ) -> Callable[[pl.Series], pl.Series]:
     """The value of a group without a relevant row (NaN there, as 0 / 0): `no_relevant`, or the namespace's
-    error (`message`, formatted with `threshold` and the groups' `total`)."""
+    error (`message`, formatted with `threshold`)."""
     checked = _check_no_relevant(no_relevant)
 
     def finish(values: pl.Series) -> pl.Series:
         if checked != "error":
             return values.fill_nan(checked)
-        without = int(values.is_nan().sum())
-        if without:
-            raise ValueError(message.format(threshold=threshold, total=without))
+        if values.is_nan().any():
+            raise ValueError(message.format(threshold=threshold))
         return values
 
     return finish

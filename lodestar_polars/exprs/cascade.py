@@ -7,14 +7,12 @@ import polars as pl
 
 from ..measures._base import ERR_MAX_GRADE, stopping_probability
 from ._data_checks import (
-    _IN_GROUPS,
     ERR_GRADE_MESSAGE,
     NO_GRADE_ABOVE_ZERO_MESSAGE,
     _Check,
     _checks,
     _finish,
     _no_relevant_finish,
-    _value_message,
 )
 from ._inputs import Column, NoRelevant, Ties, _column_name, _gain, _Inputs, _inputs, _refuse_tie_modes
 from ._positional import _in_ranked_order
@@ -34,13 +32,11 @@ def _err_checks(i: _Inputs) -> list[_Check]:
     """The namespace's checks, and ERR's grades in [0, 4]."""
     grade = i.relevance.cast(pl.Float64, strict=False)
     outside = (grade < 0) | (grade > ERR_MAX_GRADE)
-    quote = _value_message(ERR_GRADE_MESSAGE, column=i.relevance_name)
-
-    def message(frame: pl.DataFrame, failing: pl.Series) -> str:
-        return quote(frame, failing) + _IN_GROUPS.format(groups=int((failing > 0).sum()))
-
     first_outside = pl.when(outside).then(i.relevance).drop_nulls().first()
-    return [*_checks("err", i, _gain(i)), _Check("err_grade", outside.sum(), message, first_outside)]
+    grade_check = _Check(
+        "err_grade", outside.sum(), ERR_GRADE_MESSAGE, first_outside, names=(("column", i.relevance_name),)
+    )
+    return [*_checks("err", i, _gain(i)), grade_check]
 
 
 def _cascade(stops_in_order: pl.Expr, k: int | None) -> pl.Expr:

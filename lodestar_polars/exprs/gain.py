@@ -133,9 +133,8 @@ def ndcg(
     def no_relevant_value(values: pl.Series) -> pl.Series:
         if checked_no_relevant != "error":
             return values.fill_nan(checked_no_relevant)
-        without = int(values.is_nan().sum())
-        if without:
-            raise ValueError(NO_RELEVANT_MESSAGE.format(total=without))
+        if values.is_nan().any():
+            raise ValueError(NO_RELEVANT_MESSAGE)
         return values
 
     return _finish(i, _column_name("ndcg", i.k), ratio, _checks("ndcg", i, gain_expr), no_relevant_value)
