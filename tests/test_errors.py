@@ -192,7 +192,8 @@ def test_null_nan_or_infinite_values_are_counted(frame: pl.DataFrame, column: st
 
 def negative_labels(column: str, total: int, query: int, label: int) -> str:
     return (
-        f"relevance column {column!r} has {total} negative value(s), the first in query {query} (value {label}); "
+        f"relevance column {column!r} has {total} negative value(s), the first in query {query} "
+        f"(its least label {label}); "
         "ndcg refuses negative labels, as scikit-learn's ndcg_score does (dcg accepts them)."
     )
 
@@ -208,6 +209,11 @@ def test_negative_relevance_is_refused_by_ndcg_as_in_scikit_learn(frame: pl.Data
     renamed = broken.rename({"relevance": "label"}).reverse()
     message = negative_labels("label", 2, 2, -1)
     assert_raises(eager_and_lazy("ndcg", relevance="label"), renamed, ValueError, message)
+    # two negative labels in the first query at fault: its least, whatever the rows' order (-1 comes first in
+    # one order, -3 in the other)
+    twice = frame.with_columns(pl.Series("relevance", [1, 0, -1, -3, -2]))
+    for rows in (twice, twice.reverse()):
+        assert_raises(eager_and_lazy("ndcg"), rows, ValueError, negative_labels("relevance", 3, 2, -3))
 
 
 def test_negative_relevance_is_accepted_by_dcg(frame: pl.DataFrame) -> None:

@@ -406,7 +406,8 @@ def test_null_nan_or_infinite_values(
     message = expression_error(frame, engine, context, getattr(exprs, metric)())
     # the namespace counts them and names the first query; an expression, which sees neither the group key nor
     # (under the streaming engine) every group at once, words one group: the one with the most (query 2: 2 rows)
-    assert namespace.startswith(f"{column} column {column!r} has 3 null, NaN or infinite value(s), the first in query 2.")
+    stem = f"{column} column {column!r} has 3 null, NaN or infinite value(s)"
+    assert namespace.startswith(stem + ", the first in query 2.")
     quotes = [f"a group has {count} null, NaN or infinite value(s) in {column} column {column!r}." for count in (2, 1)]
     assert_quotes_a_failing_group(message, engine, quotes)
 
@@ -439,7 +440,7 @@ def test_negative_relevance_is_refused_by_ndcg(small: pl.DataFrame, engine: str,
     # the namespace names the first query and its label; an expression words the group with the least label
     # (query 3: -3; query 1 has -1)
     reason = "ndcg refuses negative labels, as scikit-learn's ndcg_score does (dcg accepts them)."
-    namespace = "relevance column 'relevance' has 2 negative value(s), the first in query 1 (value -1); "
+    namespace = "relevance column 'relevance' has 2 negative value(s), the first in query 1 (its least label -1); "
     assert str(namespace_error(frame, "ndcg")) == namespace + reason
     stem = "a group has 1 negative value(s) in relevance column 'relevance'"
     assert_quotes_a_failing_group(message, engine, [f"{stem} (the least {least}); {reason}" for least in (-3, -1)])
@@ -515,7 +516,8 @@ def test_no_relevant_none_gives_null_as_the_namespace(small: pl.DataFrame) -> No
 
 def test_data_errors_raise_beside_other_aggregations(small: pl.DataFrame) -> None:
     frame = small.with_columns(score=pl.Series([0.5, None, 0.1, 0.3, 0.9]))
-    with pytest.raises(ValueError, match=re.escape("a group has 1 null, NaN or infinite value(s) in score column 'score'.")):
+    expected = "a group has 1 null, NaN or infinite value(s) in score column 'score'."
+    with pytest.raises(ValueError, match=re.escape(expected)):
         frame.group_by("query").agg(pl.len(), exprs.ndcg(k=3), pl.col("relevance").sum())
 
 

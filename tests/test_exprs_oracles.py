@@ -147,7 +147,8 @@ def test_a_grade_outside_zero_to_four_is_refused_with_the_namespaces_words() -> 
 
 def test_nerr_no_relevant_error_words_a_group_without_a_grade_above_zero() -> None:
     frame = pl.DataFrame({"query": [1, 1, 2, 3], "relevance": [0, 2, 0, 0], "score": [2.0, 1.0, 1.0, 1.0]})
-    with pytest.raises(ValueError, match=r"^a group has no document of grade above 0 \(ideal ERR is 0\); pass no_relevant"):
+    expected = r"^a group has no document of grade above 0 \(ideal ERR is 0\); pass no_relevant"
+    with pytest.raises(ValueError, match=expected):
         frame.group_by("query").agg(exprs.nerr(ties="input", no_relevant="error"))
 
 

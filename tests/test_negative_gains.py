@@ -244,8 +244,9 @@ def test_negative_labels_stay_refused_by_ndcg_as_scikit_learn_refuses_them() -> 
         lp_sklearn.ndcg_score(true, score)
     assert lp_sklearn.dcg_score(true, score) == pytest.approx(sk_dcg_score(true, score), rel=1e-15)
     frame = ranked([-1, 2, 0])
+    refused = r"negative value\(s\), the first in query 'q' \(its least label -1\); ndcg refuses"
     for gain in ("linear", {-1: 1.0, 0: 0.0, 2: 3.0}):
-        with pytest.raises(ValueError, match=r"negative value\(s\), the first in query 'q' \(value -1\); ndcg refuses"):
+        with pytest.raises(ValueError, match=refused):
             frame.rank_metrics.ndcg(doc="doc", gain=gain)
     assert frame.rank_metrics.dcg(doc="doc")["dcg"].item() == pytest.approx(sk_dcg_score(true, score), rel=1e-15)
 

@@ -90,7 +90,7 @@ def test_a_null_relevance_past_the_cutoff_is_found(method: str, options: dict[st
 def test_a_negative_label_past_the_cutoff_is_refused(engine: str) -> None:
     frame = _with_bad_last_row("relevance", -1)
     text = (
-        f"relevance column 'relevance' has 1 negative value(s), the first in query {BAD_QUERY} (value -1); "
+        f"relevance column 'relevance' has 1 negative value(s), the first in query {BAD_QUERY} (its least label -1); "
         "ndcg refuses negative labels, as scikit-learn's ndcg_score does (dcg accepts them)."
     )
     with pytest.raises(ValueError, match=f"^{re.escape(text)}$"):

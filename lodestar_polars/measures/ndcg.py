@@ -59,16 +59,18 @@ def row_checks(context: Context) -> list[DataCheck]:
             f"{PREFIX}negative_relevance",
             negative,
             message(ValueError, f"relevance column {quoted(context.relevance_name)} {NEGATIVE_LABELS}"),
-            pl.when(negative).then(pl.col(RELEVANCE)).drop_nulls().first(),
+            pl.when(negative).then(pl.col(RELEVANCE)).min(),
         )
     ]
 
 
 # why a negative label is refused, the end of the namespace's message and of the expressions' (exprs.ndcg)
 NEGATIVE_LABELS_REFUSED = "ndcg refuses negative labels, as scikit-learn's ndcg_score does (dcg accepts them)."
-# the message's end after the column: the count, the first offending query and its label
+# the message's end after the column: the count, the first offending query and its least label (`min`, the same
+# whatever the rows' order, and a plain aggregation: `drop_nulls().first()` here made `ndcg` at five cut-offs on
+# 1M shuffled, heavily tied queries 1.35x 0.1.0's time)
 NEGATIVE_LABELS = (
-    "has {total} negative value(s), the first in query {query} (value {value}); " + NEGATIVE_LABELS_REFUSED
+    "has {total} negative value(s), the first in query {query} (its least label {value}); " + NEGATIVE_LABELS_REFUSED
 )
 
 
