@@ -173,7 +173,7 @@ def _qrels_checks(spec: DiversitySpec, names: plan_keys._Names) -> list[DataChec
                 f"qrels judge doc {{value}} twice for one intent of query {{query}} ({q}, {i}, {d}); each (query, "
                 "intent, doc) must be judged once.",
             ),
-            plan_keys._first(pl.col(names.docs[0]), duplicated),
+            plan_keys._least(pl.col(names.docs[0]), duplicated),
         ),
     ]
 

@@ -255,6 +255,39 @@ def test_duplicated_query_doc_pair_is_named(frame: pl.DataFrame) -> None:
     assert_raises(eager_and_lazy("ndcg", doc="doc"), fanned_out, ValueError, message)
 
 
+def test_the_quoted_value_is_the_least_whatever_the_rows_order() -> None:
+    """A query with two failing values: the message quotes the least of them in every order of its rows (the
+    first in the rows' order would be the other one in one of the two orders)."""
+    run = pl.DataFrame(
+        {
+            "query": [1, 1, 1, 1, 2],
+            "doc": ["b", "b", "a", "a", "c"],
+            "relevance": [9, 5, 5, 0, 1],
+            "score": [0.5, 0.4, 0.3, 0.2, 0.1],
+        }
+    )
+    quotes = [
+        (eager_and_lazy("ndcg", doc="doc"), "query 1 lists doc 'a' more than once (columns 'query', 'doc')..."),
+        (eager_and_lazy("ndcg", gain={0: 0.0, 1: 1.0}), "relevance label 5 (query 1) has no gain in the gain mapping."),
+        (
+            eager_and_lazy("evaluate", measures=["err"], ties="input"),
+            "relevance 5 (column 'relevance', query 1) is outside ERR's grades 0..4...",
+        ),
+    ]
+    for rows in (run, run.reverse()):
+        for runs, message in quotes:
+            assert_raises(runs, rows, ValueError, message)
+    # with judgments: the qrels' duplicated docs and the judged grades above ERR's largest, the least of each
+    qrels = run.select("query", "doc", "relevance")
+    for rows in (qrels, qrels.reverse()):
+        with pytest.raises(ValueError, match=r"^qrels list doc 'a' twice for query 1 "):
+            run.rank_metrics.ndcg(qrels=rows, doc="doc")
+    grades = pl.DataFrame({"query": [1, 1, 1], "doc": ["x", "y", "z"], "relevance": [9, 5, 1]})
+    for rows in (grades, grades.reverse()):
+        with pytest.raises(ValueError, match=r"^qrels relevance 5 \(query 1\) is above ERR's largest grade 4"):
+            run.unique("doc").rank_metrics.evaluate(["err"], qrels=rows, doc="doc", ties="input")
+
+
 def test_null_doc(frame: pl.DataFrame) -> None:
     broken = frame.with_columns(pl.Series("doc", ["a", None, "a", "b", "c"]))
     message = "doc column 'doc' has 1 null value(s), the first in query 1."

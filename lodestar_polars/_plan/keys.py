@@ -189,8 +189,13 @@ def _describe_keys(names: list[str], by: list[str]) -> Callable[[dict[str, objec
     return where
 
 
-def _first(value: pl.Expr, failing: pl.Expr) -> pl.Expr:
-    return pl.when(failing).then(value).drop_nulls().first()
+def _least(value: pl.Expr, failing: pl.Expr, composite: bool = False) -> pl.Expr:
+    """The value a check's message quotes for a query: the least of `value` over its failing rows, the same in
+    any order of the rows, and a plain aggregation (`drop_nulls().first()` costs twice a sum in the per-query
+    group-by: 0.35-0.47 s against 0.17-0.22 s over 1M queries).  A `composite` value (a struct: several doc
+    columns) has no least in Polars: its first failing row's, in the rows' order."""
+    failing_value = pl.when(failing).then(value)
+    return failing_value.drop_nulls().first() if composite else failing_value.min()
 
 
 def _doc_shown(spec: Spec, names: _Names) -> pl.Expr:

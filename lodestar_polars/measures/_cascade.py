@@ -53,5 +53,5 @@ def judged_grade_check(level: pl.Expr) -> DataCheck:
             f"qrels relevance {{value}} (query {{query}}) is above ERR's largest grade {ERR_MAX_GRADE}: "
             f"its stopping probability (2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1).",
         ),
-        pl.when(above).then(level).drop_nulls().first(),
+        pl.when(above).then(level).min(),
     )

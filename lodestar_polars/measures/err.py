@@ -78,7 +78,7 @@ def row_checks(context: Context) -> list[DataCheck]:
                 f"grades 0..{ERR_MAX_GRADE}: its stopping "
                 f"probability (2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1).",
             ),
-            pl.when(outside).then(pl.col(RELEVANCE)).drop_nulls().first(),
+            pl.when(outside).then(pl.col(RELEVANCE)).min(),
         )
     ]
 

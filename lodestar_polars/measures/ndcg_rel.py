@@ -152,7 +152,7 @@ def row_checks(context: Context) -> list[DataCheck]:
                 f"ndcg_rel with ties={context.ties!r}: query {{query}}{held} retrieves a document of negative gain "
                 f"{{value}}, {why}; pass a deterministic tie mode or non-negative gains.",
             ),
-            pl.when(failing).then(pl.col(GAIN)).drop_nulls().first(),
+            pl.when(failing).then(pl.col(GAIN)).min(),
         )
     ]
 
