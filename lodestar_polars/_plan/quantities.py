@@ -195,15 +195,16 @@ def _with_ideal_prefixes(
     ideal = judged.select(*keys, GAIN, _ideal_position(spec, keys).alias(IDEAL_POSITION))
     prefixes = _ideal_prefixes(ideal, spec, keys)
     joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
+    # the totals, the prefixes at the last position: running sums of terms of one sign, so the greatest prefixes,
+    # but the ideal DCG's least with a log base below 1 (negative discounts); a plain aggregation (the value at
+    # the greatest position, `filter(last).first()`, cost 1.6 s against 0.2 s over 1M queries in a group-by)
+    ideal_dcg_total = pl.col(IDEAL_DCG_AT).max() if spec.log_base > 1 else pl.col(IDEAL_DCG_AT).min()
+    excess_total = pl.col(IDEAL_EXCESS_AT).max()
     if every_row:
-        # the totals: the greatest prefixes, but the ideal DCG's least with a log base below 1 (negative discounts)
-        ideal_dcg_total = pl.col(IDEAL_DCG_AT).max() if spec.log_base > 1 else pl.col(IDEAL_DCG_AT).min()
-        dcg_total, excess_total = ideal_dcg_total.over(names.group), pl.col(IDEAL_EXCESS_AT).max().over(names.group)
+        dcg_total, excess_total = ideal_dcg_total.over(names.group), excess_total.over(names.group)
     else:
-        last = pl.col(POSITION) == pl.col(POSITION).max()
         totals = prefixes.group_by(keys).agg(
-            pl.col(IDEAL_DCG_AT).filter(last).first().alias(_IDEAL_DCG_TOTAL),
-            pl.col(IDEAL_EXCESS_AT).filter(last).first().alias(_IDEAL_EXCESS_TOTAL),
+            ideal_dcg_total.alias(_IDEAL_DCG_TOTAL), excess_total.alias(_IDEAL_EXCESS_TOTAL)
         )
         joined = joined.join(totals, on=keys, how="left", maintain_order="left" if keep_order else "none")
         dcg_total, excess_total = pl.col(_IDEAL_DCG_TOTAL), pl.col(_IDEAL_EXCESS_TOTAL)
