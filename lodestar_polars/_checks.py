@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import polars as pl
 
 # make_error(total, where, value): `where` describes the first offending query (or group), `value` quotes
-# the first offending value (a label, a doc id) when the check has one
+# an offending value of that query (a label, a doc id: the least of them, `_plan.keys._least`) when the check
+# has one
 MakeError = Callable[[int, str, object], Exception]
 
 
@@ -44,7 +45,7 @@ class DataCheck:
         return f"{self.column}_value"
 
     def aggregations(self) -> list[pl.Expr]:
-        """The counter (and the first offending value) as expressions for the frame the check is placed on."""
+        """The counter (and the offending value) as expressions for the frame the check is placed on."""
         expressions = [self.count.alias(self.column)]
         if self.value is not None:
             expressions.append(self.value.alias(self.value_column))
