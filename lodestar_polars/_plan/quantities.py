@@ -197,7 +197,7 @@ def _with_ideal_prefixes(
     joined = rows.join(prefixes, on=[*keys, POSITION], how="left", maintain_order="left" if keep_order else "none")
     # the totals, the prefixes at the last position: running sums of terms of one sign, so the greatest prefixes,
     # but the ideal DCG's least with a log base below 1 (negative discounts); a plain aggregation (the value at
-    # the greatest position, `filter(last).first()`, cost 1.6 s against 0.2 s over 1M queries in a group-by)
+    # the greatest position, `filter(last).first()`, took 1.6 s over 1M queries in a group-by, a `min` 0.25 s)
     ideal_dcg_total = pl.col(IDEAL_DCG_AT).max() if spec.log_base > 1 else pl.col(IDEAL_DCG_AT).min()
     excess_total = pl.col(IDEAL_EXCESS_AT).max()
     if every_row:

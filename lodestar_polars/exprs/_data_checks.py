@@ -51,8 +51,9 @@ def _non_finite(column: pl.Expr) -> pl.Expr:
 class _Check:
     """A per-group counter that must be 0 in every group, and the message that words one failing group: its
     `count` and, with `value`, a value of that group to quote.  The group quoted is the one with the least
-    value when `least`, else the one with the greatest count (the same whatever order the groups come in,
-    among the groups the check is handed at once)."""
+    value when `least` (the same whatever order the groups come in, among the groups the check is handed at
+    once), else the first with the greatest count (its count is then the same in any order; a value it quotes,
+    the duplicated doc or ERR's grade, is its first failing row's and may differ)."""
 
     name: str
     counter: pl.Expr
