@@ -490,6 +490,36 @@ def test_a_duplicated_doc(small: pl.DataFrame, engine: str, context: str) -> Non
 
 
 @pytest.mark.parametrize(("engine", "context"), CONTEXTS)
+def test_a_duplicated_doc_and_an_err_grade_quote_the_least(engine: str, context: str) -> None:
+    """Group 1 lists 'b' then 'a' twice each and grades 9 then 5 outside ERR's 0..4; group 2 lists 'c' twice and
+    has grade 7: every engine quotes the least of one failing group ('a' or 'c', 5 or 7), the eager and in-memory
+    engines the least of all ('a', 5), in both orders of the rows (the first in the rows' order would be 'b' or
+    9 in one of them), as the namespace quotes the least of its query."""
+    frame = pl.DataFrame(
+        {
+            "query": [1, 1, 1, 1, 2, 2],
+            "doc": ["b", "b", "a", "a", "c", "c"],
+            "relevance": [9, 5, 5, 0, 7, 1],
+            "score": [0.5, 0.4, 0.3, 0.2, 0.1, 0.6],
+        }
+    )
+    tail = "more than once (column 'doc'); a duplicated (query, doc) pair, often from a join fan-out, would "
+    grade_tail = "is outside ERR's grades 0..4: its stopping probability (2**g - 1) / 2**4 must lie in [0, 1)."
+    for rows in (frame, frame.reverse()):
+        message = expression_error(rows, engine, context, exprs.ndcg(doc="doc"))
+        quotes = [f"a group lists doc {doc!r} " + tail + "inflate the metric." for doc in ("a", "c")]
+        assert_quotes_a_failing_group(message, engine, quotes)
+        message = expression_error(rows, engine, context, exprs.err(ties="input"))
+        quotes = [f"relevance {grade} (column 'relevance') {grade_tail}" for grade in (5, 7)]
+        assert_quotes_a_failing_group(message, engine, quotes)
+    # a doc given as a struct expression (several id columns) is quoted too, the least of its fields' order
+    composite = frame.with_columns(part=pl.lit(0))
+    message = expression_error(composite, engine, context, exprs.ndcg(doc=pl.struct("doc", "part")))
+    quotes = [f"a group lists doc {{'doc': {doc!r}, 'part': 0}} " for doc in ("a", "c")]
+    assert any(message.startswith(quote) for quote in quotes[: 1 if engine != "streaming" else 2]), message
+
+
+@pytest.mark.parametrize(("engine", "context"), CONTEXTS)
 def test_a_null_doc(small: pl.DataFrame, engine: str, context: str) -> None:
     frame = small.with_columns(doc=pl.Series(["a", None, "a", "b", None]))
     message = expression_error(frame, engine, context, exprs.reciprocal_rank(doc="doc", ties="doc"))

@@ -52,8 +52,7 @@ class _Check:
     """A per-group counter that must be 0 in every group, and the message that words one failing group: its
     `count` and, with `value`, a value of that group to quote.  The group quoted is the one with the least
     value when `least` (the same whatever order the groups come in, among the groups the check is handed at
-    once), else the first with the greatest count (its count is then the same in any order; a value it quotes,
-    the duplicated doc or ERR's grade, is its first failing row's and may differ)."""
+    once), else the first with the greatest count (its count is then the same in any order)."""
 
     name: str
     counter: pl.Expr
@@ -113,13 +112,16 @@ def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
     if i.doc is not None:
         checks.append(_Check("null_docs", i.doc.is_null().sum(), NULL_DOCS_MESSAGE, names=(("column", i.doc_name),)))
         duplicated = i.doc.is_duplicated()
-        first_duplicate = pl.when(duplicated).then(i.doc).drop_nulls().first()
+        # the least duplicated doc (a sort, not `min`: a doc given as `pl.struct(...)` has no `min`), so that the
+        # message does not depend on the order of rows or groups
+        least_duplicate = pl.when(duplicated).then(i.doc).drop_nulls().sort().first()
         checks.append(
             _Check(
                 "duplicates",
                 duplicated.sum(),
                 DUPLICATE_DOC_MESSAGE,
-                first_duplicate,
+                least_duplicate,
+                least=True,
                 names=(("column", i.doc_name),),
             )
         )

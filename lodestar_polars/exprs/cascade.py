@@ -32,9 +32,15 @@ def _err_checks(i: _Inputs) -> list[_Check]:
     """The namespace's checks, and ERR's grades in [0, 4]."""
     grade = i.relevance.cast(pl.Float64, strict=False)
     outside = (grade < 0) | (grade > ERR_MAX_GRADE)
-    first_outside = pl.when(outside).then(i.relevance).drop_nulls().first()
+    # the least grade outside, as the namespace quotes it: the same whatever the order of rows or groups
+    least_outside = pl.when(outside).then(i.relevance).min()
     grade_check = _Check(
-        "err_grade", outside.sum(), ERR_GRADE_MESSAGE, first_outside, names=(("column", i.relevance_name),)
+        "err_grade",
+        outside.sum(),
+        ERR_GRADE_MESSAGE,
+        least_outside,
+        least=True,
+        names=(("column", i.relevance_name),),
     )
     return [*_checks("err", i, _gain(i)), grade_check]
 
