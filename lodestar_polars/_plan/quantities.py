@@ -45,7 +45,7 @@ from ..measures._base import (
     unjudged,
 )
 from .inputs import _gain, _qrels_rows
-from .keys import SCORE, _Names
+from .keys import GROUP, SCORE, _Names, _packed_group
 from .needs import _cutoffs_needing, _needs, _threshold_position
 
 
@@ -192,6 +192,12 @@ def _with_ideal_prefixes(
     keys = names.query
     judged = _qrels_rows(qrels, spec, names).filter(pl.col(RELEVANCE).is_not_null())
     judged = judged.with_columns(_gain(spec, pl.col(RELEVANCE)).alias(GAIN))
+    if names.packed and len(names.keys) == 1:
+        # one String, Categorical or Enum query (no `by=`): its code, packed as the run's rows pack it
+        # (`_packed_group`, a function of the value alone, exact below 2**31 - 1 codes), so that the ideal
+        # order's windows, group-by and joins read one integer column, not the strings hashed for each
+        judged = judged.with_columns(_packed_group(names.keys, names.dtypes).alias(GROUP))
+        keys = [GROUP]
     if not every_row:
         # over the judged rows alone, the ideal order's positive gains suffice: they come first in it (their
         # positions are the same among them as among every judged row), and past them the prefixes stay at
