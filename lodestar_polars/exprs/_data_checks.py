@@ -75,6 +75,13 @@ class _Check:
         raise ValueError(self.message.format(count=group[self.name], value=quoted, **dict(self.names)))
 
 
+def _relevance_check(i: _Inputs, name: str, failing: pl.Expr, message: str) -> _Check:
+    """A check counting the group's `failing` rows and quoting the least of their relevance values (the same
+    message whatever the order of the rows or of the groups), with the relevance column's name."""
+    least = pl.when(failing).then(i.relevance).min()
+    return _Check(name, failing.sum(), message, least, least=True, names=(("column", i.relevance_name),))
+
+
 def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
     """The namespace's data checks that apply inside a group, in the order the namespace raises them."""
     checks = [
@@ -93,22 +100,10 @@ def _checks(metric: str, i: _Inputs, gain: pl.Expr) -> list[_Check]:
     ]
     if metric == "ndcg":
         negative = i.relevance.cast(pl.Float64, strict=False) < 0
-        least_negative = pl.when(negative).then(i.relevance).min()
-        checks.append(
-            _Check(
-                "negative",
-                negative.sum(),
-                NEGATIVE_RELEVANCE_MESSAGE,
-                least_negative,
-                least=True,
-                names=(("column", i.relevance_name),),
-            )
-        )
+        checks.append(_relevance_check(i, "negative", negative, NEGATIVE_RELEVANCE_MESSAGE))
     if isinstance(i.gain, tuple):
         unmapped = gain.is_null() & i.relevance.is_not_null()
-        # the least unmapped label, so that the message does not depend on the order of rows or groups
-        least_label = pl.when(unmapped).then(i.relevance).min()
-        checks.append(_Check("unmapped", unmapped.sum(), UNMAPPED_LABEL_MESSAGE, least_label, least=True))
+        checks.append(_relevance_check(i, "unmapped", unmapped, UNMAPPED_LABEL_MESSAGE))
     if i.doc is not None:
         checks.append(_Check("null_docs", i.doc.is_null().sum(), NULL_DOCS_MESSAGE, names=(("column", i.doc_name),)))
         duplicated = i.doc.is_duplicated()

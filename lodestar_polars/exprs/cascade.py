@@ -13,6 +13,7 @@ from ._data_checks import (
     _checks,
     _finish,
     _no_relevant_finish,
+    _relevance_check,
 )
 from ._inputs import Column, NoRelevant, Ties, _column_name, _gain, _Inputs, _inputs, _refuse_tie_modes
 from ._positional import _in_ranked_order
@@ -32,17 +33,8 @@ def _err_checks(i: _Inputs) -> list[_Check]:
     """The namespace's checks, and ERR's grades in [0, 4]."""
     grade = i.relevance.cast(pl.Float64, strict=False)
     outside = (grade < 0) | (grade > ERR_MAX_GRADE)
-    # the least grade outside, as the namespace quotes it: the same whatever the order of rows or groups
-    least_outside = pl.when(outside).then(i.relevance).min()
-    grade_check = _Check(
-        "err_grade",
-        outside.sum(),
-        ERR_GRADE_MESSAGE,
-        least_outside,
-        least=True,
-        names=(("column", i.relevance_name),),
-    )
-    return [*_checks("err", i, _gain(i)), grade_check]
+    # the least grade outside, as the namespace quotes it
+    return [*_checks("err", i, _gain(i)), _relevance_check(i, "err_grade", outside, ERR_GRADE_MESSAGE)]
 
 
 def _cascade(stops_in_order: pl.Expr, k: int | None) -> pl.Expr:
