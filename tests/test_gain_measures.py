@@ -342,6 +342,29 @@ def test_their_parameters_equal_trec_eval(
     assert ours(arguments, qrels_path, run_path) == trec_eval.run(arguments, qrels_path, run_path)
 
 
+@pytest.mark.parametrize("measures", [["-m", "G", "-m", "ndcg_rel", "-m", "Rndcg"], ["-m", "G.2=0", "-m", "Rndcg.2=0"]])
+def test_a_query_judged_without_a_positive_gain_equals_trec_eval(
+    trec_eval: TrecEval, tmp_path: Path, measures: list[str]
+) -> None:
+    """Query a is judged at levels 0 and -1 only (no positive gain: the ideal order's prefixes over the judged rows
+    read none of its rows; G, ndcg_rel and Rndcg score it 0 whatever they hold), b has judged rows ranked past
+    its ideal order's positive gains (they read its totals), c's gain 2 is mapped to 0 in the second case: each
+    line as trec_eval 10 prints it."""
+    run = {
+        "a": {"a1": 3.0, "a2": 2.0, "a3": 1.0},
+        "b": {"b1": 5.0, "b2": 4.0, "b3": 3.0, "b4": 2.0, "b5": 1.0},
+        "c": {"c1": 2.0, "c2": 1.0},
+    }
+    qrels = {
+        "a": {"a1": 0, "a2": -1, "a9": 0},
+        "b": {"b1": 0, "b2": 1, "b4": 2, "b5": 0, "b9": 1},
+        "c": {"c1": 2, "c2": 0},
+    }
+    qrels_path, run_path = write_trec(tmp_path, run, qrels)
+    arguments = ["-q", *measures]
+    assert ours(arguments, qrels_path, run_path) == trec_eval.run(arguments, qrels_path, run_path)
+
+
 def test_trec_evals_expected_lines_for_them(shared_data: Path) -> None:
     """out.test.a (-m all_trec) and out.test.meas_params, the lines of these measures."""
     folder = shared_data / "trec_eval"

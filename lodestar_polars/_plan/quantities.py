@@ -219,7 +219,8 @@ def _with_ideal_prefixes(
             ideal_dcg_total.alias(_IDEAL_DCG_TOTAL), excess_total.alias(_IDEAL_EXCESS_TOTAL)
         )
         joined = joined.join(totals, on=keys, how="left", maintain_order="left" if keep_order else "none")
-        # the rows are judged: a query without a positive gain, so without ideal rows, has prefixes of 0
+        # the rows are judged: a query without a positive gain, so without ideal rows, has prefixes of 0 (as
+        # over every judged row; the measures reading them score such a query `no_relevant` anyway)
         dcg_total, excess_total = pl.col(_IDEAL_DCG_TOTAL).fill_null(0.0), pl.col(_IDEAL_EXCESS_TOTAL).fill_null(0.0)
     filled = joined.with_columns(
         pl.col(IDEAL_DCG_AT).fill_null(dcg_total),
