@@ -12,7 +12,6 @@ from .._spec import Spec
 from ..measures._base import (
     BLOCK_SIZE,
     POSITION,
-    RELEVANCE,
     RELEVANT_POSITION,
     ROWS,
     TIED,
@@ -118,7 +117,7 @@ def _aggregate(
         per_query = _with_exact_totals(spec, rows.group_by(names.group).agg(*per_row, *extra, *counters))
         if per_judged_row:
             # the quantities only those sums read are computed over the judged rows alone (`on_judged_rows`)
-            judged_rows = judged_rows_apart(build, rows.filter(pl.col(RELEVANCE).is_not_null()))
+            judged_rows = judged_rows_apart(build, rows)
             judged_totals = _with_exact_totals(spec, judged_rows.group_by(names.group).agg(per_judged_row))
             # a query without a judged row: its sums 0, its least values null (no row qualifies)
             per_query = per_query.join(judged_totals, on=names.group, how="left", nulls_equal=True)

@@ -135,7 +135,9 @@ class QuantityPlan:
     - `discounts`: elementwise columns computed after any filter or fork of the rows (one logarithm a row);
     - `judged_rows_suffice`: with judgments and deterministic ties, its `ordered_windows`, `ordered_joins`,
       `row_columns` and `running_windows` are right when computed over a query's judged rows alone (an unjudged
-      row adds 0 to its sums, or is not counted);
+      row adds 0 to its sums, or is not counted); `pooled_rows_suffice`: its `row_columns` are right over a
+      query's pooled rows alone (in the judgments at any level, negative ones included), computed there before
+      the judged rows are picked out of them;
     - `within_cutoffs`: the rows a cut-off reads besides those ranked within it in the run's order;
     - `per_query`: aggregations of the per-query group-by: over the run's rows without judgments, over the
       judged documents with them (`judgment_values`, `judgment_windows`, `judgment_rows` build those rows), and
@@ -149,6 +151,9 @@ class QuantityPlan:
     # judgments, deterministic ties): the plan computes it there when only sums over the judged rows read it
     # (`on_judged_rows`)
     judged_rows_suffice: bool = False
+    # its row columns are right on a query's pooled rows alone, a superset of its judged rows: computed there,
+    # before the judged rows are picked out, when only sums over the judged rows read it (`pooled_row_columns`)
+    pooled_rows_suffice: bool = False
     judged_side: Expressions = _nothing
     after_judged_join: Expressions = _nothing
     row_values: Expressions = _nothing
@@ -306,6 +311,7 @@ QUANTITY_PLANS: tuple[QuantityPlan, ...] = (
     QuantityPlan(
         Quantity.POOLED_BEFORE,
         # in the qrels at any level, negative ones included
+        pooled_rows_suffice=True,
         judged_side=lambda b: [pl.lit(True).alias(POOLED)],
         after_judged_join=lambda b: [pl.col(POOLED).fill_null(False)],
         row_columns=lambda b: [_pooled_before(b.spec, b.judged, b.names).alias(POOLED_BEFORE)],
@@ -400,8 +406,25 @@ def running_windows(build: Build) -> list[pl.Expr]:
 
 
 def row_columns(build: Build) -> list[pl.Expr]:
-    """The needed quantities' per-row columns the terms read (`QuantityPlan.row_columns`) computed here."""
-    return [expression for plan in _computed_here(build) for expression in plan.row_columns(build)]
+    """The needed quantities' per-row columns the terms read (`QuantityPlan.row_columns`) computed here (over the
+    judged rows alone, not those computed over the pooled rows before: `pooled_row_columns`)."""
+    return [
+        expression
+        for plan in _computed_here(build)
+        if not (build.on_judged_rows and plan.pooled_rows_suffice)
+        for expression in plan.row_columns(build)
+    ]
+
+
+def pooled_row_columns(build: Build) -> list[pl.Expr]:
+    """The row columns of the quantities of `on_judged_rows` right over the pooled rows (`pooled_rows_suffice`),
+    computed over them before the judged rows are picked out (`build` over the judged rows)."""
+    return [
+        expression
+        for plan in _computed_here(build)
+        if build.on_judged_rows and plan.pooled_rows_suffice
+        for expression in plan.row_columns(build)
+    ]
 
 
 def with_ordered_joins(build: Build, rows: pl.LazyFrame) -> pl.LazyFrame:
@@ -457,7 +480,7 @@ def _judged_rows_sets(spec: Spec) -> tuple[frozenset[Quantity], frozenset[str]]:
     apart: set[Quantity] = set()
     running: set[str] = set()
     for plan in needed(spec):
-        if not plan.judged_rows_suffice:
+        if not (plan.judged_rows_suffice or plan.pooled_rows_suffice):
             continue
         readers = [(d, m) for d, m in _definitions(spec) if plan.quantity in d.quantities]
         if all(
