@@ -19,9 +19,18 @@ from dataclasses import dataclass
 import polars as pl
 
 # make_error(total, where, value): `where` describes the first offending query (or group), `value` quotes
-# an offending value of that query (a label, a doc id: the least of them, `_plan.keys._least`) when the check
-# has one
+# an offending value of that query (a label, a doc id: the least of them, `least_failing`) when the check has one
 MakeError = Callable[[int, str, object], Exception]
+
+
+def least_failing(value: pl.Expr, failing: pl.Expr, composite: bool = False) -> pl.Expr:
+    """The value a check's message quotes for a query (or an expression's group): the least of `value` over
+    its failing rows, the same in any order of the rows, and a plain aggregation (over 1M queries of 10 rows in
+    plain Polars, a group-by's sum took 0.16-0.21 s, with `drop_nulls().first()` beside it 0.35-0.47 s, with
+    `min` 0.17-0.27 s).  A `composite` value (a struct: several doc columns) has no least in Polars: its first
+    failing row's, in the rows' order."""
+    failing_value = pl.when(failing).then(value)
+    return failing_value.drop_nulls().first() if composite else failing_value.min()
 
 
 @dataclass(frozen=True, eq=False)

@@ -39,7 +39,7 @@ import math
 import polars as pl
 
 from . import _mean
-from ._checks import DataCheck, apply_checks, bad_values, message, quoted
+from ._checks import DataCheck, apply_checks, bad_values, least_failing, message, quoted
 from ._exact_sum import exact_sum
 from ._plan import checks as plan_checks
 from ._plan import inputs as plan_inputs
@@ -173,7 +173,7 @@ def _qrels_checks(spec: DiversitySpec, names: plan_keys._Names) -> list[DataChec
                 f"qrels judge doc {{value}} twice for one intent of query {{query}} ({q}, {i}, {d}); each (query, "
                 "intent, doc) must be judged once.",
             ),
-            plan_keys._least(pl.col(names.docs[0]), duplicated),
+            least_failing(pl.col(names.docs[0]), duplicated),
         ),
     ]
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import polars as pl
 
-from .._checks import DataCheck, bad_values, message, non_finite, quoted, row_check
+from .._checks import DataCheck, bad_values, least_failing, message, non_finite, quoted, row_check
 from .._spec import Measure, Spec
 from ..measures._base import (
     GAIN,
@@ -19,7 +19,7 @@ from ..measures._base import (
     Quantity,
 )
 from ..measures._registry import REGISTRY
-from .keys import _P, DUPLICATED, RAW_RELEVANCE, SCORE, WEIGHT, WEIGHT_MAX, WEIGHT_MIN, _doc_shown, _least, _Names
+from .keys import _P, DUPLICATED, RAW_RELEVANCE, SCORE, WEIGHT, WEIGHT_MAX, WEIGHT_MIN, _doc_shown, _Names
 from .needs import _context, _definitions, _needs
 from .registry import Build
 from .registry import judgment_checks as registry_judgment_checks
@@ -61,7 +61,7 @@ def _row_checks(spec: Spec, schema: pl.Schema, names: _Names, judged: bool) -> l
                     f"query {{query}} lists doc {{value}} more than once (columns {query_names}, {doc_names}); "
                     "a duplicated (query, doc) pair, often from a join fan-out, would inflate the metric.",
                 ),
-                _least(_doc_shown(spec, names), pl.col(DUPLICATED), len(names.docs) > 1),
+                least_failing(_doc_shown(spec, names), pl.col(DUPLICATED), len(names.docs) > 1),
             )
         )
     if spec.weight is not None:
@@ -122,7 +122,7 @@ def _gain_checks(spec: Spec, source: str) -> list[DataCheck]:
                     ValueError,
                     f"{source}relevance label {{value}} (query {{query}}) has no gain in the gain mapping.",
                 ),
-                _least(relevance, unmapped),
+                least_failing(relevance, unmapped),
             )
         )
     if spec.gain == "exponential":
@@ -137,7 +137,7 @@ def _gain_checks(spec: Spec, source: str) -> list[DataCheck]:
                     f"{source}relevance {{value}} (query {{query}}) has an exponential gain 2 ** relevance - 1 "
                     "that overflows Float64.",
                 ),
-                _least(relevance, overflowing),
+                least_failing(relevance, overflowing),
             )
         )
     return checks
@@ -170,7 +170,7 @@ def _qrels_checks(build: Build) -> list[DataCheck]:
                 f"qrels list doc {{value}} twice for query {{query}} ({q}, {d}); each (query, doc) pair must be "
                 "judged once.",
             ),
-            _least(_doc_shown(spec, names), duplicated, len(names.docs) > 1),
+            least_failing(_doc_shown(spec, names), duplicated, len(names.docs) > 1),
         ),
     ]
     if _needs(spec, Quantity.GAIN):

@@ -189,16 +189,6 @@ def _describe_keys(names: list[str], by: list[str]) -> Callable[[dict[str, objec
     return where
 
 
-def _least(value: pl.Expr, failing: pl.Expr, composite: bool = False) -> pl.Expr:
-    """The value a check's message quotes for a query: the least of `value` over its failing rows, the same in
-    any order of the rows, and a plain aggregation (over 1M queries of 10 rows in plain Polars, a group-by's sum
-    took 0.16-0.21 s, with `drop_nulls().first()` beside it 0.35-0.47 s, with `min` 0.17-0.27 s).  A
-    `composite` value (a struct: several doc columns) has no least in Polars: its first failing row's, in the
-    rows' order."""
-    failing_value = pl.when(failing).then(value)
-    return failing_value.drop_nulls().first() if composite else failing_value.min()
-
-
 def _doc_shown(spec: Spec, names: _Names) -> pl.Expr:
     """A doc id as a message quotes it: the value, or with several doc columns a struct under the user's names."""
     if len(names.docs) == 1:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from .._checks import least_failing
 from ..measures._base import ERR_MAX_GRADE
 from ..measures.ndcg import NEGATIVE_LABELS_REFUSED
 from ._inputs import _check_no_relevant, _check_threshold, _gain, _Inputs, _inputs
@@ -78,7 +79,7 @@ class _Check:
 def _relevance_check(i: _Inputs, name: str, failing: pl.Expr, message: str) -> _Check:
     """A check counting the group's `failing` rows and quoting the least of their relevance values (the same
     message whatever the order of the rows or of the groups), with the relevance column's name."""
-    least = pl.when(failing).then(i.relevance).min()
+    least = least_failing(i.relevance, failing)
     return _Check(name, failing.sum(), message, least, least=True, names=(("column", i.relevance_name),))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message
+from .._checks import DataCheck, least_failing, message
 from .._exact_sum import sum_parts
 from ._base import ERR_MAX_GRADE, PREFIX, RELEVANCE, cut, ideal_err, stopping_probability
 
@@ -53,5 +53,5 @@ def judged_grade_check(level: pl.Expr) -> DataCheck:
             f"qrels relevance {{value}} (query {{query}}) is above ERR's largest grade {ERR_MAX_GRADE}: "
             f"its stopping probability (2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1).",
         ),
-        pl.when(above).then(level).min(),
+        least_failing(level, above),
     )

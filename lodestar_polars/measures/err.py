@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message, quoted, row_check
+from .._checks import DataCheck, least_failing, message, quoted, row_check
 from ._base import (
     CONTINUATION,
     ERR_MAX_GRADE,
@@ -78,7 +78,7 @@ def row_checks(context: Context) -> list[DataCheck]:
                 f"grades 0..{ERR_MAX_GRADE}: its stopping "
                 f"probability (2**g - 1) / 2**{ERR_MAX_GRADE} must lie in [0, 1).",
             ),
-            pl.when(outside).then(pl.col(RELEVANCE)).min(),
+            least_failing(pl.col(RELEVANCE), outside),
         )
     ]
 

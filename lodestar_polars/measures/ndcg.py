@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message, quoted, row_check
+from .._checks import DataCheck, least_failing, message, quoted, row_check
 from . import dcg
 from ._base import (
     PREFIX,
@@ -59,7 +59,7 @@ def row_checks(context: Context) -> list[DataCheck]:
             f"{PREFIX}negative_relevance",
             negative,
             message(ValueError, f"relevance column {quoted(context.relevance_name)} {NEGATIVE_LABELS}"),
-            pl.when(negative).then(pl.col(RELEVANCE)).min(),
+            least_failing(pl.col(RELEVANCE), negative),
         )
     ]
 

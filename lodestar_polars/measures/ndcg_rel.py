@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .._checks import DataCheck, message, row_check
+from .._checks import DataCheck, least_failing, message, row_check
 from .._exact_sum import sum_parts
 from . import dcg
 from ._base import (
@@ -152,7 +152,7 @@ def row_checks(context: Context) -> list[DataCheck]:
                 f"ndcg_rel with ties={context.ties!r}: query {{query}}{held} retrieves a document of negative gain "
                 f"{{value}}, {why}; pass a deterministic tie mode or non-negative gains.",
             ),
-            pl.when(failing).then(pl.col(GAIN)).min(),
+            least_failing(pl.col(GAIN), failing),
         )
     ]
 
