@@ -69,8 +69,10 @@ def _tie_modes(measure: Definition) -> str:
 
 
 def _expression(measure: Definition) -> str:
+    """Every registered measure is `exprs.measure(name)` (derived from its module); the hand-written expression,
+    where it has one, is its faster form."""
     expression = _MEASURE_EXPRESSIONS.get(measure.name)
-    return f"`exprs.{expression}`" if expression else "—"
+    return f"`exprs.{expression}`, `exprs.measure`" if expression else "`exprs.measure`"
 
 
 def _method(measure: Definition) -> str:
