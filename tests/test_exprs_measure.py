@@ -1,14 +1,17 @@
-"""`exprs.measure(name)`: every in-frame measure as an expression, derived from its own module.
+"""`exprs.measure(name)`: every in-frame measure as an expression, the hand-written one where the measure has
+one that takes the call's options, else derived from the measure's own module (`derived_measure`, which the
+tests also call for the measures that have a hand-written expression).
 
 Checked against real tools over a group's own rows (pytrec_eval with the frame as its judgments, ir_measures'
 Compat, scikit-learn's tie-averaged ndcg_score), against the hand-written expressions (written apart, on lists),
 and against `evaluate` for every measure, tie mode and gain: the derivation replaces the plan's columns with their
-values over a group's rows, and the last test checks that replacement, measure by measure.
+values over a group's rows, and that test checks the replacement, measure by measure.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -18,6 +21,7 @@ from hypothesis import strategies as st
 
 import lodestar_polars  # noqa: F401  (registers .rank_metrics)
 from lodestar_polars import exprs
+from lodestar_polars.exprs._derived import derived_measure
 from lodestar_polars.measures._registry import REGISTRY
 
 # one name per registered measure (a cut-off, a recall level, a multiplier or options where it takes them)
@@ -32,6 +36,8 @@ NAMES = [
 ]  # fmt: skip
 TIES = ["average", "input", "reverse", "doc", "optimistic", "pessimistic"]
 CLOSE = 1e-12
+# the public function, and the derivation alone
+BOTH = pytest.mark.parametrize("build", [exprs.measure, derived_measure], ids=["measure", "derived"])
 
 
 def tied_frame(seed: int, queries: int = 60, rows: int = 9) -> pl.DataFrame:
@@ -98,8 +104,9 @@ PYTREC = {
 }
 
 
+@BOTH
 @pytest.mark.parametrize("seed", [0, 1])
-def test_trec_measures_equal_pytrec_eval_with_the_groups_rows_as_judgments(seed: int) -> None:
+def test_trec_measures_equal_pytrec_eval_with_the_groups_rows_as_judgments(seed: int, build: Any) -> None:
     """pytrec_eval given each group's rows as its judgments and its run (trec_eval's order of tied documents:
     descending doc id, ties="doc"; at least one relevant row a group, as trec_eval scores a judged query)."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -114,12 +121,13 @@ def test_trec_measures_equal_pytrec_eval_with_the_groups_rows_as_judgments(seed:
     measures = {measure for measure, _ in PYTREC.values()}
     theirs = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
     for name, (_, key) in PYTREC.items():
-        ours = per_group(frame, exprs.measure(name, ties="doc", doc="doc"))
+        ours = per_group(frame, build(name, ties="doc", doc="doc"))
         for query, value in ours.items():
             assert close(value, theirs[str(query)][key]), (name, query, value, theirs[str(query)][key])
 
 
-def test_compat_equals_ir_measures_with_the_groups_rows_as_judgments() -> None:
+@BOTH
+def test_compat_equals_ir_measures_with_the_groups_rows_as_judgments(build: Any) -> None:
     """ir_measures' Compat given the frame's relevance as its qrels (every document retrieved); its ranking of
     tied scores follows the run's order, ties="input" over rows in descending doc order."""
     ir_measures = pytest.importorskip("ir_measures")
@@ -132,19 +140,20 @@ def test_compat_equals_ir_measures_with_the_groups_rows_as_judgments() -> None:
     ):
         measure = ir_measures.parse_measure(spelled)
         theirs = {m.query_id: m.value for m in measure.iter_calc(qrels, run)}
-        ours = per_group(frame, exprs.measure(name, ties="input"))
+        ours = per_group(frame, build(name, ties="input"))
         for query, value in ours.items():
             expected = theirs.get(str(query), 0.0)
             assert close(value, expected), (name, query, value, expected)
 
 
+@BOTH
 @pytest.mark.parametrize("k", [None, 1, 3, 20])
-def test_ndcg_equals_scikit_learns_tie_averaged_ndcg_score(k: int | None) -> None:
+def test_ndcg_equals_scikit_learns_tie_averaged_ndcg_score(k: int | None, build: Any) -> None:
     """scikit-learn's ndcg_score averages the gain of tied rows: exprs.measure's ties="average" default."""
     sklearn_metrics = pytest.importorskip("sklearn.metrics")
     frame = tied_frame(4).filter(pl.len().over("query") > 1)
     name = "ndcg" if k is None else f"ndcg@{k}"
-    ours = per_group(frame, exprs.measure(name))
+    ours = per_group(frame, build(name))
     for (query,), group in frame.group_by("query"):
         relevance, score = [group["relevance"].to_numpy()], [group["score"].to_numpy()]
         if relevance[0].sum() == 0:
@@ -182,10 +191,10 @@ def test_equals_the_hand_written_expression(name: str, hand_written: object, mod
         with pytest.raises(ValueError, match="has no exact expectation"):
             hand_written(ties, doc)  # type: ignore[operator]
         with pytest.raises(ValueError, match="has no exact expectation"):
-            exprs.measure(name, ties=ties, doc=doc)  # type: ignore[arg-type]
+            derived_measure(name, ties=ties, doc=doc)  # type: ignore[arg-type]
         return
     theirs = per_group(frame, hand_written(ties, doc))  # type: ignore[operator]
-    ours = per_group(frame, exprs.measure(name, ties=ties, doc=doc))
+    ours = per_group(frame, derived_measure(name, ties=ties, doc=doc))  # type: ignore[arg-type]
     assert ours.keys() == theirs.keys()
     for query, value in ours.items():
         assert close(value, theirs[query]), (query, value, theirs[query])
@@ -202,10 +211,13 @@ def _refusal(name: str, ties: str) -> str | None:
     return None
 
 
+@BOTH
 @pytest.mark.parametrize("gain", ["linear", "exponential"])
 @pytest.mark.parametrize("ties", TIES)
 @pytest.mark.parametrize("name", NAMES)
-def test_each_measure_is_evaluates_value_for_a_query_of_the_groups_rows(name: str, ties: str, gain: str) -> None:
+def test_each_measure_is_evaluates_value_for_a_query_of_the_groups_rows(
+    name: str, ties: str, gain: str, build: Any
+) -> None:
     """What the derivation replaces (the plan's per-row and per-query columns by their values over a group's
     rows) gives `evaluate`'s value, in every tie mode `evaluate` takes for the measure, and the same refusal in
     the others."""
@@ -214,11 +226,11 @@ def test_each_measure_is_evaluates_value_for_a_query_of_the_groups_rows(name: st
     refused = _refusal(name, ties)
     if refused is not None:
         with pytest.raises(ValueError, match="has no"):
-            exprs.measure(name, **options)  # type: ignore[arg-type]
+            build(name, **options)
         return
     expected = frame.rank_metrics.evaluate([name], **options)  # type: ignore[arg-type]
     expected_by_query = dict(zip(expected["query"].to_list(), expected[expected.columns[-1]].to_list(), strict=True))
-    got = frame.group_by("query").agg(exprs.measure(name, **options))  # type: ignore[arg-type]
+    got = frame.group_by("query").agg(build(name, **options))
     assert got.columns[-1] == expected.columns[-1]  # named as evaluate names it
     for query, value in zip(got["query"].to_list(), got[got.columns[-1]].to_list(), strict=True):
         assert close(value, expected_by_query[query]), (query, value, expected_by_query[query])
@@ -250,6 +262,24 @@ def test_works_in_every_context_and_engine() -> None:
         assert grouped.equals(streamed), name
         assert np.allclose(grouped[:, 1].to_numpy(), windowed[:, 1].to_numpy(), rtol=CLOSE, atol=CLOSE), name
         assert close(first, grouped[0, 1]), name
+
+
+def test_measure_is_the_hand_written_expression_where_it_takes_the_calls_options() -> None:
+    """`measure` hands the call to the hand-written expression (the same expression, so the same bits) where one
+    takes every option the call sets, and derives the measure where one does not (ndcg's log_base)."""
+    frame = tied_frame(8)
+    assert str(exprs.measure("ndcg@5")) == str(exprs.ndcg(k=5).alias("ndcg@5"))
+    assert str(exprs.measure("rbp(p=0.8)@10", ties="input")) == str(
+        exprs.rbp(k=10, p=0.8, ties="input").alias("rbp(p=0.8)@10")
+    )
+    assert str(exprs.measure("iprec@0.5", ties="doc", doc="doc")) == str(
+        exprs.iprec_at_recall(level=0.5, ties="doc", doc="doc").alias("iprec@0.5")
+    )
+    derived = exprs.measure("ndcg@5", log_base=10.0)
+    assert str(derived) == str(derived_measure("ndcg@5", log_base=10.0))
+    expected = frame.rank_metrics.evaluate(["ndcg@5"], log_base=10.0)
+    got = frame.group_by("query").agg(derived).join(expected, on="query", suffix="_evaluate")
+    assert np.allclose(got["ndcg@5"].to_numpy(), got["ndcg@5_evaluate"].to_numpy(), rtol=CLOSE, atol=CLOSE)
 
 
 # --- errors --------------------------------------------------------------------------------------------------

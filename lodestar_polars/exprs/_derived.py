@@ -28,6 +28,7 @@ fast path for those.  A table read by index (rbp's weights, compat's partial sum
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 from collections.abc import Mapping
@@ -150,6 +151,44 @@ def measure(
 
     ir_measures' Compat(p=0.95) of query 1 is 0.8138471587197909.
     """
+    parsed, spec, i = _checked(name, relevance, score, ties, gain, threshold, log_base, no_relevant, doc)
+    options = {"gain": gain, "threshold": threshold, "log_base": log_base, "no_relevant": no_relevant}
+    hand_written = _hand_written(parsed, spec, relevance, score, doc, options)
+    if hand_written is not None:
+        return hand_written
+    return _derived(parsed, spec, i)
+
+
+def derived_measure(
+    name: str,
+    relevance: Column = "relevance",
+    score: Column = "score",
+    *,
+    ties: Ties = "average",
+    gain: Gain = "linear",
+    threshold: float = 0.0,
+    log_base: float = 2.0,
+    no_relevant: NoRelevant = 0.0,
+    doc: Column | None = None,
+) -> pl.Expr:
+    """`measure` always derived from the measure's module, also where a hand-written expression computes it (the
+    tests compare the two)."""
+    parsed, spec, i = _checked(name, relevance, score, ties, gain, threshold, log_base, no_relevant, doc)
+    return _derived(parsed, spec, i)
+
+
+def _checked(
+    name: object,
+    relevance: Column,
+    score: Column,
+    ties: object,
+    gain: object,
+    threshold: object,
+    log_base: object,
+    no_relevant: object,
+    doc: Column | None,
+) -> tuple[_spec.Measure, _spec.Spec, _Inputs]:
+    """The measure and the options, checked as `evaluate` checks them."""
     if not isinstance(name, str):
         msg = f"`name` must be one measure name (str), got {name!r}."
         raise TypeError(msg)
@@ -173,6 +212,59 @@ def measure(
         threshold=threshold,
         missing_queries="skip",
     )
+    return parsed, spec, i
+
+
+# the options `measure` hands a hand-written expression, with `make_spec`'s defaults: one set to another value
+# that the expression does not take makes `measure` derive the measure instead
+_DEFAULTS: dict[str, object] = {"gain": "linear", "threshold": 0.0, "log_base": 2.0, "no_relevant": 0.0}
+
+
+def _hand_written(
+    parsed: _spec.Measure,
+    spec: _spec.Spec,
+    relevance: Column,
+    score: Column,
+    doc: Column | None,
+    options: Mapping[str, object],
+) -> pl.Expr | None:
+    """The measure's hand-written expression (`exprs.ndcg`, ...) with the call's options, where it has one that
+    takes every option the call sets: it computes on lists, for every group at once (under ties="average"
+    12-25x faster than the derivation's tie blocks on 300k groups of 10 rows)."""
+    from . import _MEASURE_EXPRESSIONS
+
+    function_name = _MEASURE_EXPRESSIONS.get(parsed.kind)
+    if function_name is None:
+        return None
+    from .. import exprs
+
+    function = getattr(exprs, function_name)
+    takes = inspect.signature(function).parameters
+    given: dict[str, object] = {"ties": spec.ties, "doc": doc}
+    values: dict[str, object] = {
+        "gain": spec.gain,
+        "threshold": spec.threshold,
+        "log_base": spec.log_base,
+        "no_relevant": spec.no_relevant,
+    }
+    for option, value in values.items():
+        if option in takes:
+            given[option] = options[option]  # as the caller gave it: the expression checks it again
+        elif value != _DEFAULTS[option]:
+            return None
+    parameters: dict[str, object] = {"k": parsed.cutoff, "level": parsed.level, **dict(parsed.options)}
+    for option, value in parameters.items():
+        if option in takes:
+            given[option] = value
+        elif value is not None:
+            return None
+    expression: pl.Expr = function(relevance, score, **given)
+    return expression.alias(parsed.column)
+
+
+def _derived(parsed: _spec.Measure, spec: _spec.Spec, i: _Inputs) -> pl.Expr:
+    """The measure's expression derived from its module (`measure`)."""
+    name = parsed.column
     definition = _definition(parsed)
     context = Context(spec.ties, False, _position_read(spec), spec.threshold, spec.no_relevant, i.relevance_name)
     cutoff = cut_at(parsed.cutoff)
