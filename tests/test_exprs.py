@@ -622,6 +622,8 @@ def test_empty_input(small: pl.DataFrame, engine: str) -> None:
 # `evaluate` gives the same measure (issue 46: one name for a measure whichever front end computes it)
 NAMED_AS_EVALUATE: list[tuple[Callable[[], pl.Expr], str]] = [
     (lambda: exprs.ndcg(k=5), "ndcg@5"),
+    (lambda: exprs.measure("compat(p=0.8)", ties="doc", doc="doc"), "compat(p=0.8)"),
+    (lambda: exprs.measure("rprec_mult@0.5"), "rprec_mult@0.5"),
     (lambda: exprs.dcg(), "dcg"),
     (lambda: exprs.ideal_dcg(k=3), "ideal_dcg@3"),
     (lambda: exprs.reciprocal_rank(k=5), "rr@5"),
@@ -672,6 +674,7 @@ def test_every_expression_is_named_as_evaluate_names_its_measure() -> None:
         "eleven_point_average",
         "g",
         "bin_g",
+        "measure",
     }, "an expression was added: name it in NAMED_AS_EVALUATE"
     frame = pl.DataFrame({"query": [1, 1, 1], "doc": ["a", "b", "c"], "relevance": [1, 0, 2], "score": [3.0, 2.0, 1.0]})
     for build, measure in NAMED_AS_EVALUATE:

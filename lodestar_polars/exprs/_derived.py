@@ -20,10 +20,13 @@ block is a step over the per-query frame, are `exprs.reciprocal_rank` and `exprs
 
 What it costs: each replaced column is evaluated group by group (Polars runs a sort, a rank or a running sum
 inside an aggregation once per group, and shares no repeated sub-expression there), so a derived expression
-takes 1.7-3.5x the time `evaluate` takes on the same rows (300k groups of 10 rows); the hand-written
-expressions (`ndcg`, `precision`, ...) compute their measures on lists, for every group at once, and stay the
-fast path for those.  A table read by index (rbp's weights, compat's partial sums) becomes a lookup by value
-(`_looked_up`): a gather from a literal table runs group by group, 60x slower.
+takes 1.6-5.0x the time `evaluate` takes on the same rows under a deterministic tie mode, and 12-25x under
+ties="average" for a measure with tie blocks (300k groups of 10 rows, `benchmarks/exprs_measure_row.py`).  The
+hand-written expressions (`ndcg`, `precision`, ...) compute their measures on lists, for every group at once
+(0.9-2.3x `evaluate`'s time), so `measure` hands the call to one where the measure has one taking every option
+of the call (`_hand_written`); `derived_measure` always derives.  A table read by index (rbp's weights, compat's
+partial sums) becomes a lookup by value (`_looked_up`): a gather from a literal table runs group by group, 60x
+slower.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from __future__ import annotations
 import inspect
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -90,6 +93,12 @@ from ..measures._base import (
 from ._data_checks import ERR_GRADE_MESSAGE, NEGATIVE_RELEVANCE_MESSAGE, _Check, _checks, _finish, _relevance_check
 from ._inputs import Column, Gain, NoRelevant, Ties, _Inputs, _inputs
 from ._positional import _in_ranked_order
+from .cascade import err, nerr
+from .first_relevant import reciprocal_rank, success
+from .gain import dcg, ideal_dcg, ndcg, rbp, sdcg
+from .interpolated import eleven_point_average, iprec_at_recall
+from .normalized_gain import bin_g, g
+from .precision_recall import average_precision, f1, precision, recall, relative_precision, rprec, yaap
 
 # the placeholder names of the columns `make_spec` checks: an expression sees no query column, and its doc may be
 # an expression (`_inputs` checks the columns themselves)
@@ -109,8 +118,9 @@ def measure(
     no_relevant: NoRelevant = 0.0,
     doc: Column | None = None,
 ) -> pl.Expr:
-    """Any in-frame measure of `evaluate`, by its `evaluate` name, as an expression over a group's rows, derived
-    from the measure's own definition: the value `evaluate` gives a query with the group's rows.
+    """Any in-frame measure of `evaluate`, by its `evaluate` name, as an expression over a group's rows: the value
+    `evaluate` gives a query with the group's rows.  The measure's hand-written expression (`ndcg`, ...) where it
+    has one taking every option set here, else derived from the measure's own definition (the module docstring).
 
     Parameters
     ----------
@@ -215,6 +225,31 @@ def _checked(
     return parsed, spec, i
 
 
+# the hand-written expression of each measure that has one (by its registry name), which `measure` calls where it
+# takes the call's options; the README's measure table names them (`exprs._MEASURE_EXPRESSIONS`)
+HAND_WRITTEN: dict[str, Callable[..., pl.Expr]] = {
+    "ndcg": ndcg,
+    "dcg": dcg,
+    "ideal_dcg": ideal_dcg,
+    "rr": reciprocal_rank,
+    "p": precision,
+    "r": recall,
+    "ap": average_precision,
+    "success": success,
+    "rprec": rprec,
+    "relative_p": relative_precision,
+    "f1": f1,
+    "yaap": yaap,
+    "err": err,
+    "nerr": nerr,
+    "rbp": rbp,
+    "iprec": iprec_at_recall,
+    "11pt_avg": eleven_point_average,
+    "sdcg": sdcg,
+    "g": g,
+    "bin_g": bin_g,
+}
+
 # the options `measure` hands a hand-written expression, with `make_spec`'s defaults: one set to another value
 # that the expression does not take makes `measure` derive the measure instead
 _DEFAULTS: dict[str, object] = {"gain": "linear", "threshold": 0.0, "log_base": 2.0, "no_relevant": 0.0}
@@ -231,14 +266,9 @@ def _hand_written(
     """The measure's hand-written expression (`exprs.ndcg`, ...) with the call's options, where it has one that
     takes every option the call sets: it computes on lists, for every group at once (under ties="average"
     12-25x faster than the derivation's tie blocks on 300k groups of 10 rows)."""
-    from . import _MEASURE_EXPRESSIONS
-
-    function_name = _MEASURE_EXPRESSIONS.get(parsed.kind)
-    if function_name is None:
+    function = HAND_WRITTEN.get(parsed.kind)
+    if function is None:
         return None
-    from .. import exprs
-
-    function = getattr(exprs, function_name)
     takes = inspect.signature(function).parameters
     given: dict[str, object] = {"ties": spec.ties, "doc": doc}
     values: dict[str, object] = {
@@ -314,8 +344,6 @@ def _derived(parsed: _spec.Measure, spec: _spec.Spec, i: _Inputs) -> pl.Expr:
 
 def _first_relevant_expectation(parsed: _spec.Measure, i: _Inputs, spec: _spec.Spec) -> pl.Expr:
     """rr and success under ties="average": `exprs.reciprocal_rank` and `exprs.success`."""
-    from .first_relevant import reciprocal_rank, success
-
     make = {"rr": reciprocal_rank, "success": success}.get(parsed.kind)
     if make is None:
         msg = f"exprs.measure: no group form of {parsed.column}'s per-query step"
