@@ -306,6 +306,12 @@ def _derived(parsed: _spec.Measure, spec: _spec.Spec, i: _Inputs) -> pl.Expr:
         msg = f"exprs.measure({name!r}): no group form of its per-query checks"
         raise AssertionError(msg)
     space = _GroupSpace(spec, i, definition)
+    # the tie blocks' bounds: read by the block terms under ties="average" and by the block windows
+    terms = definition.terms(context, cutoff).values()
+    blocks = (context.averaged and any(term.block is not None for term in terms)) or any(
+        running.operation.startswith("block") for running in definition.running(context)
+    )
+    space.materialize(_read_by(definition, context, cutoff, parsed.cutoff), blocks)
     columns = dict(space.rows)
     for running in definition.running(context):
         value = _substitute(running.value, columns)
@@ -342,6 +348,20 @@ def _derived(parsed: _spec.Measure, spec: _spec.Spec, i: _Inputs) -> pl.Expr:
     return _finish(i, parsed.column, value, checks)
 
 
+def _read_by(definition: Definition, context: Context, cutoff: int | None, k: int | None) -> set[str]:
+    """The plan's columns the measure's expressions read (its running columns, terms, finish, no_relevant)."""
+    expressions = [running.value for running in definition.running(context)]
+    for term in definition.terms(context, cutoff).values():
+        expressions += [term.row, *([term.block] if term.block is not None else []), *term.block_sums]
+    expressions.append(definition.value(context, k))
+    if definition.no_relevant is not None:
+        expressions.append(definition.no_relevant.condition(context, cutoff))
+    read: set[str] = set()
+    for expression in expressions:
+        read |= {name for name in expression.meta.root_names() if name.startswith(PREFIX)}
+    return read
+
+
 def _first_relevant_expectation(parsed: _spec.Measure, i: _Inputs, spec: _spec.Spec) -> pl.Expr:
     """rr and success under ties="average": `exprs.reciprocal_rank` and `exprs.success`."""
     make = {"rr": reciprocal_rank, "success": success}.get(parsed.kind)
@@ -355,6 +375,11 @@ def _first_relevant_expectation(parsed: _spec.Measure, i: _Inputs, spec: _spec.S
 def _position_read(spec: _spec.Spec) -> str:
     """The position column the measure's counting terms read (`_plan.needs._threshold_position`)."""
     return RELEVANT_POSITION if _splits_positions(spec) else POSITION
+
+
+# the fields of a group's sorted rows (`_GroupSpace`), and the tie blocks' bounds added by `materialize`
+_BASE_FIELDS = ("relevance", "gain", "score", "relevant")
+_BLOCK_START, _BLOCK_END, _SCORE = f"{PREFIX}block_first_position", f"{PREFIX}block_last_position", f"{PREFIX}score"
 
 
 class _GroupSpace:
@@ -375,8 +400,9 @@ class _GroupSpace:
         # the group's rows sorted once, as a list of structs per group: everything below is evaluated on it
         # (`evaluated`), each field read where a column was (Polars shares no repeated sub-expression inside an
         # aggregation: a sort per reference cost bpref under ties="average" 60x `evaluate`'s time)
-        fields = {"relevance": relevance, "gain": gain, "score": i.score, "relevant": relevant.cast(pl.Int8)}
+        fields = dict(zip(_BASE_FIELDS, (relevance, gain, i.score, relevant.cast(pl.Int8)), strict=True))
         self.sorted_rows = _in_ranked_order(ordered, key, pl.struct([e.alias(n) for n, e in fields.items()]))
+        self.rows_list = self.sorted_rows.implode()
         row = pl.element().struct
 
         position = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32)
@@ -461,7 +487,23 @@ class _GroupSpace:
 
     def evaluated(self, expression: pl.Expr) -> pl.Expr:
         """A per-group `expression` written over the sorted rows (`rows`, `per_group`), in the aggregation."""
-        return self.sorted_rows.implode().list.eval(expression).list.first()
+        return self.rows_list.list.eval(expression).list.first()
+
+    def materialize(self, read: set[str], blocks: bool) -> None:
+        """The row columns in `read`, and the tie blocks' bounds, computed once per group as fields of the sorted
+        rows (a first `list.eval`), where the measure's expressions then read them: each of them, written out
+        at every reference, was computed again there."""
+        row = pl.element().struct
+        names = [name for name in self.rows if name in read]
+        bounds = {_BLOCK_START: self.block_start, _BLOCK_END: self.block_end, _SCORE: self.score} if blocks else {}
+        fields = [row.field(name) for name in _BASE_FIELDS]
+        fields += [self.rows[name].alias(name) for name in names]
+        fields += [expression.alias(name) for name, expression in bounds.items()]
+        self.rows_list = self.sorted_rows.implode().list.eval(pl.struct(fields))
+        self.rows.update({name: row.field(name) for name in names})
+        if blocks:
+            self.block_start, self.block_end, self.score = (row.field(name) for name in bounds)
+            self.block_first = pl.int_range(1, pl.len() + 1, dtype=pl.UInt32) == self.block_start
 
     def block_sum(self, value: pl.Expr) -> pl.Expr:
         """Per row: the sum of `value` (in the ranked order) over its tie block, from one running sum."""
