@@ -67,6 +67,11 @@ def main() -> None:
     print(f"{args.queries:,} queries x {args.docs} rows, ties={args.ties!r}, median of {args.repeats}")
     load = [os.getloadavg()[0]]
     for name in args.measures.split(","):
+        try:
+            exprs.measure(name, ties=args.ties)
+        except ValueError as refusal:  # a tie mode the measure refuses, as evaluate refuses it
+            print(f"{name:24s} refused: {str(refusal).split(';')[0]}")
+            continue
         contenders: dict[str, Callable[[], pl.DataFrame]] = {
             "exprs.measure": lambda name=name: (
                 df.lazy().group_by("query").agg(exprs.measure(name, ties=args.ties)).sort("query").collect()

@@ -18,13 +18,15 @@ greatest value after sorting the block by it) and the measure's block term (`Ter
 block, as the plan's (keys, score) group-by takes it; rr and success, whose expectation over the first relevant
 block is a step over the per-query frame, are `exprs.reciprocal_rank` and `exprs.success` there.
 
-What it costs: each replaced column is evaluated group by group (Polars runs a sort, a rank or a running sum
-inside an aggregation once per group, and shares no repeated sub-expression there), so a derived expression
-takes 1.6-5.0x the time `evaluate` takes on the same rows under a deterministic tie mode, and 12-25x under
-ties="average" for a measure with tie blocks (300k groups of 10 rows, `benchmarks/exprs_measure_row.py`).  The
-hand-written expressions (`ndcg`, `precision`, ...) compute their measures on lists, for every group at once
-(0.9-2.3x `evaluate`'s time), so `measure` hands the call to one where the measure has one taking every option
-of the call (`_hand_written`); `derived_measure` always derives.  A table read by index (rbp's weights, compat's
+What it costs: Polars runs a sort, a rank or a running sum inside an aggregation once per group, and shares no
+repeated sub-expression there.  So the group's rows are sorted once, into a list of structs, the row columns the
+measure reads are computed once per group as its fields (`_GroupSpace.materialize`), and the measure is evaluated
+on that list (`evaluated`).  A derived expression then takes 1.5-4.3x the time `evaluate` takes on the same rows
+under a deterministic tie mode (300k groups of 10 rows) and 2.8-15x under ties="average" for a measure with tie
+blocks (100k groups; bpref the most), against 0.6-1.8x for the hand-written expressions (`ndcg`, `precision`,
+...), which compute their measures on lists for every group at once; so `measure` hands the call to one where
+the measure has one taking every option of the call (`_hand_written`), and `derived_measure` always derives
+(`benchmarks/exprs_measure_row.py`).  A table read by index (rbp's weights, compat's
 partial sums) becomes a lookup by value (`_looked_up`): a gather from a literal table runs group by group, 60x
 slower.
 """
@@ -264,8 +266,7 @@ def _hand_written(
     options: Mapping[str, object],
 ) -> pl.Expr | None:
     """The measure's hand-written expression (`exprs.ndcg`, ...) with the call's options, where it has one that
-    takes every option the call sets: it computes on lists, for every group at once (under ties="average"
-    12-25x faster than the derivation's tie blocks on 300k groups of 10 rows)."""
+    takes every option the call sets: it computes on lists, for every group at once (the module docstring)."""
     function = HAND_WRITTEN.get(parsed.kind)
     if function is None:
         return None
