@@ -879,16 +879,17 @@ def test_the_table_lists_every_measure_of_the_package_with_its_options() -> None
         ):
             assert (option in options) == used, f"{kind.method} and the table disagree on {option}"
             assert option in evaluate_options
-    # hit_rate is success under ranx's name, as evaluate's alias
-    assert {kind.expression for kind in MEASURES} - {None} == set(exprs.__all__) - {"hit_rate"}
+    # hit_rate is success under ranx's name, as evaluate's alias; `measure` takes any measure by its name
+    assert {kind.expression for kind in MEASURES} - {None} == set(exprs.__all__) - {"hit_rate", "measure"}
     assert exprs.hit_rate is exprs.success
 
 
-def test_every_measure_without_an_expression_is_named_where_docs_exprs_says_why() -> None:
-    """docs/exprs.md gives the reason a measure is not a `lodestar_polars.exprs` expression; every measure of the
-    table without one is named there (in backticks, as `evaluate` names it), and every one with one has its row."""
+def test_every_measure_without_a_hand_written_expression_is_named_where_docs_exprs_says_what_it_means() -> None:
+    """docs/exprs.md says what a measure without a hand-written expression (`exprs.measure` only) means on a
+    group's own rows; every measure of the table without one is named there (in backticks, as `evaluate` names
+    it), and every one with one has its row."""
     text = (Path(__file__).resolve().parent.parent / "docs" / "exprs.md").read_text(encoding="utf-8")
-    start = text.index("The other measures are not expressions")
+    start = text.index("The other measures have no hand-written expression")
     reasons = text[start : text.index("`evaluate` computes every measure.", start)]
     for kind in MEASURES:
         if kind.expression is None:
