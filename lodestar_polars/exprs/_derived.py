@@ -131,9 +131,10 @@ def measure(
     relevance, score, doc
         Column names or expressions, as for `ndcg`.
     ties, gain, threshold, log_base, no_relevant
-        As `evaluate` takes them.  ties="average" is taken for a measure that ties cannot change (a count, a
-        measure without cut-off over every row); for the others it is refused here: the hand-written
-        expressions (`ndcg`, `precision`, ...) compute its expectation, or pass a deterministic tie mode.
+        As `evaluate` takes them: every tie mode `evaluate` takes for the measure (ties="average", the default,
+        is the exact expectation over the orders of tied rows), and its refusal of the others.  A derived
+        expression costs more than `evaluate` on the same rows, most under ties="average" (the module
+        docstring).
 
     Returns
     -------
