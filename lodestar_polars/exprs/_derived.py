@@ -307,7 +307,7 @@ def _derived(parsed: _spec.Measure, spec: _spec.Spec, i: _Inputs) -> pl.Expr:
     if definition.query_checks(context):
         msg = f"exprs.measure({name!r}): no group form of its per-query checks"
         raise AssertionError(msg)
-    space = _GroupSpace(spec, i, definition)
+    space = _GroupSpace(spec, i)
     # the tie blocks' bounds: read by the block terms under ties="average" and by the block windows
     terms = definition.terms(context, cutoff).values()
     blocks = (context.averaged and any(term.block is not None for term in terms)) or any(
@@ -370,8 +370,7 @@ def _first_relevant_expectation(parsed: _spec.Measure, i: _Inputs, spec: _spec.S
     if make is None:
         msg = f"exprs.measure: no group form of {parsed.column}'s per-query step"
         raise AssertionError(msg)
-    doc = i.doc if i.doc is not None else None
-    return make(i.relevance, i.score, k=parsed.cutoff, ties=spec.ties, threshold=spec.threshold, doc=doc)
+    return make(i.relevance, i.score, k=parsed.cutoff, ties=spec.ties, threshold=spec.threshold, doc=i.doc)
 
 
 def _position_read(spec: _spec.Spec) -> str:
@@ -389,7 +388,7 @@ class _GroupSpace:
     broken as `ties` says; the order of the rows does not matter to a measure ties cannot change), and per group
     (`per_group`), each as the plan computes it for a query without judgments."""
 
-    def __init__(self, spec: _spec.Spec, i: _Inputs, definition: Definition) -> None:
+    def __init__(self, spec: _spec.Spec, i: _Inputs) -> None:
         relevance = i.relevance.cast(pl.Float64, strict=False)
         gain = _plan_gain(spec, i.relevance)
         relevant = relevance > spec.threshold
